@@ -1,0 +1,17 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../runtime/config.js';
+import { createSystemActivities } from './system/index.js';
+
+export interface ActivityDeps {
+  pool: DatabasePool;
+  config: Config;
+}
+
+/** The worker registers what this returns; tests call it with real parts. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createSystemActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,74 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { taskQueues } from '../domain/task-queues.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
+
+let bundlePromise: Promise<WorkflowBundle> | undefined;
+
+/**
+ * Bundles the workflow code once per process (webpack takes a few seconds) and shares it among
+ * the workers of every task queue. Imports in our TypeScript end in `.js`, so the bundler is told
+ * to try `.ts` first.
+ */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundlePromise ??= bundleWorkflowCode({
+    workflowsPath,
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
+    webpackConfigHook: (config) => {
+      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+      return config;
+    },
+  });
+  return bundlePromise;
+}
+
+export interface WorkerSet {
+  workers: Worker[];
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  deps: ActivityDeps;
+  logger?: Logger;
+  /** Task queues to serve; all by default. A deployment can split them across processes. */
+  queues?: (keyof typeof taskQueues)[];
+}
+
+export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
+  const activities = createActivities(opts.deps);
+  const bundle = await workflowBundle();
+  const queues = opts.queues ?? (Object.keys(taskQueues) as (keyof typeof taskQueues)[]);
+  const workers = await Promise.all(
+    queues.map((q) =>
+      Worker.create({
+        connection: opts.connection,
+        namespace: opts.namespace,
+        taskQueue: taskQueues[q],
+        workflowBundle: bundle,
+        activities,
+        shutdownGraceTime: '10 seconds',
+      }),
+    ),
+  );
+  let running: Promise<void> | undefined;
+  return {
+    workers,
+    run() {
+      running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
+      return running;
+    },
+    async shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await running;
+    },
+  };
+}
+

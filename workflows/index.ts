@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Workflow code is deterministic: no I/O, no clocks, no randomness.
+export { systemCheck } from './system-check.js';
