@@ -1,0 +1,66 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { newId } from '../domain/ids.js';
+import type { ApiDeps } from './deps.js';
+import { authenticate } from './plugins/auth.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { checkRateLimit } from './plugins/rate-limit.js';
+import { registerStatic } from './plugins/static.js';
+import { parseInput, type RouteDef } from './route.js';
+import { allRoutes } from './routes/index.js';
+
+/** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
+const defaultRateLimitPerMinute = 600;
+
+/** Secrets never reach the log: headers that carry them are censored wherever they appear. */
+export const loggerRedactPaths = ['req.headers["x-api-key"]', 'req.headers.authorization', 'headers["x-api-key"]'];
+
+export interface BuildAppOptions {
+  logger?: boolean | object;
+}
+
+export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    loggerInstance: deps.logger,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : newId('request');
+    },
+    bodyLimit: 64 * 1024,
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  } as never) as unknown as FastifyInstance;
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  registerStatic(app);
+  for (const route of allRoutes) registerRoute(app, deps, route);
+  return app;
+}
+
+function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): void {
+  app.route({
+    method: route.method,
+    url: route.url,
+    handler: async (request: FastifyRequest, reply) => {
+      const limit = route.rateLimitPerMinute ?? defaultRateLimitPerMinute;
+      const rl = await checkRateLimit(deps.rateLimitStore, route.operationId, request.ip, limit, Date.now());
+      reply.headers(rl.headers);
+      const auth = await authenticate(deps, request, route.auth);
+      const params = route.params ? parseParams(route, request.params) : request.params;
+      const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
+      const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
+      const result = await route.handler({ deps, auth, body, query, params, request, reply });
+      if (reply.sent) return reply;
+      return result;
+    },
+  });
+}
+
+/** A malformed id in a path is a 404, exactly like an unknown one (DESIGN.md). */
+function parseParams(route: RouteDef, params: unknown): unknown {
+  const result = route.params!.safeParse(params);
+  if (result.success) return result.data;
+  return parseInput(route.params!, params, 'query');
+}

@@ -1,0 +1,54 @@
+import type { FastifyRequest } from 'fastify';
+import { parseKeyShape } from '../../domain/api-keys.js';
+import type { Environment } from '../../domain/environment.js';
+import { AppError } from '../../domain/errors.js';
+import { findPublishableKeyOwner, findSecretKeyOwner } from '../../db/store-repo.js';
+import type { ApiDeps } from '../deps.js';
+
+export type AuthKind = 'secret' | 'publishable' | 'none';
+
+export interface AuthContext {
+  kind: AuthKind;
+  storeId: string;
+  storeName: string;
+  environment: Environment;
+  keyId: string;
+}
+
+export const anonymous: AuthContext = { kind: 'none', storeId: '', storeName: '', environment: 'test', keyId: '' };
+
+/**
+ * Resolves the credential a route asks for. Secret keys come in `x-api-key`; publishable keys in
+ * the `pk` query parameter. The environment is read from the key, never from the request body.
+ * Messages never echo the key.
+ */
+export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind: AuthKind): Promise<AuthContext> {
+  if (kind === 'none') return anonymous;
+  if (kind === 'secret') {
+    const header = request.headers['x-api-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    if (!key) throw new AppError('missing_api_key', 'Send your secret API key in the x-api-key header.');
+    const shape = parseKeyShape(deps.config.keyPrefix, key);
+    if (shape?.kind === 'publishable') {
+      throw new AppError('wrong_key_kind', 'This endpoint needs a secret key; a publishable key (pk_…) was sent.');
+    }
+    if (!shape) {
+      throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${deps.config.keyPrefix}_test_ or ${deps.config.keyPrefix}_live_.`);
+    }
+    const owner = await findSecretKeyOwner(deps.pool, key);
+    if (!owner) throw new AppError('invalid_api_key', 'The API key is unknown or has been revoked.');
+    return { kind, ...owner };
+  }
+  const pk = (request.query as Record<string, unknown> | undefined)?.pk;
+  if (typeof pk !== 'string' || pk === '') {
+    throw new AppError('missing_api_key', "Send the store's publishable key in the pk query parameter.", 'pk');
+  }
+  const shape = parseKeyShape(deps.config.keyPrefix, pk);
+  if (shape?.kind === 'secret') {
+    throw new AppError('wrong_key_kind', 'A secret key was sent where a publishable key (pk_…) belongs. Roll that secret key: it is exposed.', 'pk');
+  }
+  if (!shape) throw new AppError('invalid_api_key', 'The publishable key is not valid; it starts with pk_test_ or pk_live_.', 'pk');
+  const owner = await findPublishableKeyOwner(deps.pool, pk);
+  if (!owner) throw new AppError('invalid_api_key', 'The publishable key is unknown or has been revoked.', 'pk');
+  return { kind, ...owner };
+}

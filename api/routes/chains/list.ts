@@ -1,0 +1,16 @@
+import { z } from 'zod/v4';
+import { railIds, railRecord } from '../../../domain/rails.js';
+import { defineRoute } from '../../route.js';
+import { railRecordSchema } from './schemas.js';
+
+export const listChains = defineRoute({
+  method: 'GET',
+  url: '/v1/chains',
+  operationId: 'listChains',
+  summary: 'Metadata of every supported rail',
+  tags: ['Rails'],
+  auth: 'none',
+  rateLimitPerMinute: 120,
+  responses: { 200: { description: 'All six rails', schema: z.object({ chains: z.array(railRecordSchema) }) } },
+  handler: async ({ deps }) => ({ chains: railIds.map((id) => railRecord(id, deps.config.publicBaseUrl)) }),
+});

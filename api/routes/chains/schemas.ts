@@ -1,0 +1,16 @@
+import { z } from 'zod/v4';
+import { railIds } from '../../../domain/rails.js';
+
+export const railRecordSchema = z
+  .object({
+    network: z.enum(railIds),
+    displayName: z.string(),
+    tokenSymbol: z.string(),
+    tokenStandard: z.string().optional().describe('Absent for MOBILE_MONEY'),
+    chainLogoUrl: z.string(),
+    tokenLogoUrl: z.string().optional().describe('Absent for MOBILE_MONEY'),
+    estimatedFeeUsd: z.string().optional().describe('Decimal string; absent for MOBILE_MONEY'),
+    estimatedConfirmationSeconds: z.number(),
+    tagline: z.string(),
+  })
+  .meta({ id: 'Rail' });

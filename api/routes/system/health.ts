@@ -1,0 +1,17 @@
+import { sql } from 'slonik';
+import { z } from 'zod/v4';
+import { defineRoute } from '../../route.js';
+
+export const health = defineRoute({
+  method: 'GET',
+  url: '/health',
+  operationId: 'health',
+  summary: 'Liveness and database reachability',
+  tags: ['System'],
+  auth: 'none',
+  responses: { 200: { description: 'Healthy', schema: z.object({ ok: z.boolean(), database: z.boolean() }) } },
+  handler: async ({ deps }) => {
+    await deps.pool.query(sql.unsafe`SELECT 1`);
+    return { ok: true, database: true };
+  },
+});

@@ -1,0 +1,103 @@
+import { migrate } from '../db/migrate.js';
+import { openPool } from '../db/pool.js';
+import { createStore } from '../db/store-repo.js';
+import { loadConfig, type Config } from './config.js';
+import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
+import { createLogger, startServices } from './services.js';
+
+const usage = `Usage: malipo <command>
+
+  start                       start everything (embedded PGlite and Temporal unless configured)
+  api                         run only the API (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  worker                      run only the Temporal worker (same)
+  migrate                     apply database migrations
+  stores:create --name NAME   create a store and print its keys once (JSON)
+`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+  switch (command) {
+    case 'start':
+      return serve(config, { api: true, worker: true });
+    case 'api':
+      return serve(config, { api: true, worker: false });
+    case 'worker':
+      return serve(config, { api: false, worker: true });
+    case 'migrate':
+      return withDatabase(config, async (url) => {
+        const applied = await migrate(url);
+        console.log(JSON.stringify({ applied }));
+      });
+    case 'stores:create': {
+      const name = flag(rest, '--name');
+      if (!name) return fail('stores:create needs --name "Store name"');
+      return withDatabase(config, async (url) => {
+        await migrate(url);
+        const pool = await openPool(url, 1);
+        try {
+          console.log(JSON.stringify(await createStore(pool, name, config.keyPrefix)));
+        } finally {
+          await pool.end();
+        }
+      });
+    }
+    default:
+      process.stdout.write(usage);
+      if (command && command !== 'help' && command !== '--help') process.exit(2);
+  }
+}
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i >= 0) return args[i + 1];
+  return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+/**
+ * Runs a one-off command against the configured database: `DATABASE_URL`, else the running
+ * service's embedded PGlite socket, else the embedded data directory opened directly.
+ */
+async function withDatabase(config: Config, fn: (url: string) => Promise<void>): Promise<void> {
+  if (config.databaseUrl) return fn(config.databaseUrl);
+  const running = await findRunningEmbeddedPostgres(config.dataDir);
+  if (running) return fn(running);
+  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+  try {
+    await fn(embedded.url);
+  } finally {
+    await embedded.stop();
+  }
+}
+
+async function serve(config: Config, opts: { api: boolean; worker: boolean }): Promise<void> {
+  const logger = createLogger(config);
+  const running = await startServices(config, logger, opts);
+  const lines = ['Malipo is running.'];
+  if (running.apiUrl) lines.push(`  API:          ${running.apiUrl}`, `  API docs:     ${running.apiUrl}/v1/openapi.json`);
+  if (running.temporalUiUrl) lines.push(`  Temporal UI:  ${running.temporalUiUrl}`);
+  lines.push(`  Temporal:     ${running.temporalAddress}`, `  Data:         ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir}`);
+  lines.push('Create a store: npx malipo stores:create --name "My shop"    Stop: Ctrl-C');
+  console.log(lines.join('\n'));
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await running.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}

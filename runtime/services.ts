@@ -1,0 +1,104 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { DatabasePool } from 'slonik';
+import { buildApp, loggerRedactPaths } from '../api/app.js';
+import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
+import { migrate } from '../db/migrate.js';
+import { openPool } from '../db/pool.js';
+import { createWorkers, type WorkerSet } from '../worker/worker.js';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
+import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
+import { ensureTemporalCli } from './temporal-cli.js';
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: loggerRedactPaths, censor: '[redacted]' } });
+}
+
+export interface Running {
+  apiUrl?: string;
+  temporalUiUrl?: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  api: boolean;
+  worker: boolean;
+}
+
+/**
+ * Starts what this process should run. With `DATABASE_URL` / `TEMPORAL_ADDRESS` unset it first
+ * starts the embedded PGlite and Temporal dev server; with them set it starts nothing embedded.
+ * `stop()` shuts everything down in reverse order.
+ */
+export async function startServices(config: Config, logger: Logger, opts: StartOptions): Promise<Running> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) {
+      try {
+        await s();
+      } catch (err) {
+        logger.warn({ err }, 'error during shutdown');
+      }
+    }
+  };
+  try {
+    let databaseUrl = config.databaseUrl;
+    let embeddedPg: EmbeddedPostgres | undefined;
+    if (!databaseUrl) {
+      embeddedPg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.pglitePort });
+      stops.push(() => embeddedPg!.stop());
+      databaseUrl = embeddedPg.url;
+    }
+    await migrate(databaseUrl);
+    const pool = await openPool(databaseUrl, embeddedPg ? 4 : 10);
+    stops.push(() => pool.end());
+
+    let temporalAddress = config.temporal.address;
+    let temporalUiUrl: string | undefined;
+    if (!temporalAddress) {
+      const cliPath = await ensureTemporalCli({ explicitPath: config.temporal.cliPath, log: (m) => logger.info(m) });
+      const embedded: EmbeddedTemporal = await startEmbeddedTemporal({
+        cliPath,
+        dataDir: config.dataDir,
+        port: config.temporal.port,
+        uiPort: config.temporal.uiPort,
+        namespace: config.temporal.namespace,
+      });
+      stops.push(() => embedded.stop());
+      temporalAddress = embedded.address;
+      temporalUiUrl = embedded.uiUrl;
+    }
+
+    let workers: WorkerSet | undefined;
+    if (opts.worker) {
+      const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+      stops.push(() => nativeConnection.close());
+      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config } });
+      const runPromise = workers.run();
+      runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
+      stops.push(() => workers!.shutdown());
+    }
+
+    let apiUrl: string | undefined;
+    if (opts.api) {
+      const connection = await Connection.connect({ address: temporalAddress });
+      stops.push(() => connection.close());
+      const temporal = new Client({ connection, namespace: config.temporal.namespace });
+      const rateLimitStore: RateLimitStore = config.redisUrl ? redisRateLimitStore(config.redisUrl) : memoryRateLimitStore();
+      stops.push(() => rateLimitStore.close());
+      const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, logger });
+      await app.listen({ host: config.host, port: config.port });
+      stops.push(() => app.close());
+      apiUrl = config.publicBaseUrl;
+    }
+    return { apiUrl, temporalUiUrl, databaseUrl, temporalAddress, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
