@@ -20,6 +20,7 @@ const envSchema = z.object({
   TEMPORAL_PORT: z.coerce.number().int().default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  TASK_QUEUE_PREFIX: z.string().regex(/^[\w.-]*$/).default(''),
   PGLITE_PORT: z.coerce.number().int().optional(),
   REDIS_URL: z.string().optional(),
   ENCRYPTION_KEY: z.string().optional(),
@@ -47,6 +48,7 @@ export interface Config {
     readonly port: number;
     readonly uiPort: number;
     readonly cliPath: string | undefined;
+    readonly taskQueuePrefix: string;
   };
   readonly pglitePort: number | undefined;
   readonly redisUrl: string | undefined;
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
+      taskQueuePrefix: e.TASK_QUEUE_PREFIX,
     }),
     pglitePort: e.PGLITE_PORT,
     redisUrl: e.REDIS_URL || undefined,

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { taskQueues } from '../domain/task-queues.js';
+import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
@@ -39,19 +39,19 @@ export interface WorkerOptions {
   deps: ActivityDeps;
   logger?: Logger;
   /** Task queues to serve; all by default. A deployment can split them across processes. */
-  queues?: (keyof typeof taskQueues)[];
+  queues?: readonly TaskQueue[];
 }
 
 export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   const activities = createActivities(opts.deps);
   const bundle = await workflowBundle();
-  const queues = opts.queues ?? (Object.keys(taskQueues) as (keyof typeof taskQueues)[]);
+  const queues = opts.queues ?? taskQueues;
   const workers = await Promise.all(
     queues.map((q) =>
       Worker.create({
         connection: opts.connection,
         namespace: opts.namespace,
-        taskQueue: taskQueues[q],
+        taskQueue: taskQueueName(opts.deps.config.temporal.taskQueuePrefix, q),
         workflowBundle: bundle,
         activities,
         shutdownGraceTime: '10 seconds',

@@ -1,0 +1,14 @@
+/** Jest runs the TypeScript sources as native ESM, transformed by SWC (no type checking: `npm run typecheck`). */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],
+  },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^p-limit$': '<rootDir>/test/helpers/cjs/p-limit.cjs' },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  globalSetup: '<rootDir>/test/helpers/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.mjs',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

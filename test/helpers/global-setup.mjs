@@ -1,0 +1,7 @@
+// Jest loads global setup through CommonJS; tsx's scoped import runs our TypeScript ESM helper.
+import { tsImport } from 'tsx/esm/api';
+
+export default async function globalSetup() {
+  const { startTestTemporal } = await tsImport('./temporal-server.ts', import.meta.url);
+  await startTestTemporal();
+}

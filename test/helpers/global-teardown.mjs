@@ -1,0 +1,6 @@
+import { tsImport } from 'tsx/esm/api';
+
+export default async function globalTeardown() {
+  const { stopTestTemporal } = await tsImport('./temporal-server.ts', import.meta.url);
+  await stopTestTemporal();
+}
