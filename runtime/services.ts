@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
@@ -15,6 +15,16 @@ import { ensureTemporalCli } from './temporal-cli.js';
 
 export function createLogger(config: Config): Logger {
   return pino({ level: config.logLevel, redact: { paths: loggerRedactPaths, censor: '[redacted]' } });
+}
+
+/** Routes the Temporal SDK's own logs (worker state, activity failures) into our pino logger. */
+function installTemporalLogger(logger: Logger): void {
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace', DEBUG: 'debug', INFO: 'debug', WARN: 'warn', ERROR: 'error',
+  };
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => logger[levels[entry.level]]({ ...entry.meta, sdk: 'temporal' }, entry.message)),
+  });
 }
 
 export interface Running {
@@ -76,6 +86,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
 
     let workers: WorkerSet | undefined;
     if (opts.worker) {
+      installTemporalLogger(logger);
       const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       stops.push(() => nativeConnection.close());
       workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config } });

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { buildApp } from '../../api/app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
@@ -10,6 +10,7 @@ import { randomToken } from '../../domain/ids.js';
 import { loadConfig, type Config } from '../../runtime/config.js';
 import { createWorkers, type WorkerSet } from '../../worker/worker.js';
 import { createTestDatabase } from './database.js';
+import { httpCall, type HttpRequest, type HttpResponse } from './http.js';
 
 export interface Stack {
   app: FastifyInstance;
@@ -18,7 +19,9 @@ export interface Stack {
   config: Config;
   workers: WorkerSet;
   createStore(name?: string): Promise<CreatedStore>;
-  request(opts: InjectOptions & { key?: string }): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  baseUrl: string;
+  /** An HTTP request to the listening app; `key` goes in x-api-key. */
+  request(opts: HttpRequest & { key?: string }): Promise<HttpResponse>;
   stop(): Promise<void>;
 }
 
@@ -29,8 +32,8 @@ export interface Stack {
 let runtimeInstalled = false;
 
 export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const address = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
-  if (!address) throw new Error('the jest global setup did not start Temporal');
+  const temporalAddress = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
+  if (!temporalAddress) throw new Error('the jest global setup did not start Temporal');
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('WARN') });
     runtimeInstalled = true;
@@ -38,35 +41,32 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   const db = await createTestDatabase();
   const config = loadConfig({
     DATABASE_URL: db.url,
-    TEMPORAL_ADDRESS: address,
+    TEMPORAL_ADDRESS: temporalAddress,
     TASK_QUEUE_PREFIX: `t${randomToken(8)}-`,
     PUBLIC_BASE_URL: 'http://malipo.test',
     LOG_LEVEL: 'silent',
     ...env,
   });
   const pool = await openPool(db.url, 5);
-  const nativeConnection = await NativeConnection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config } });
   const running = workers.run();
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address: temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore() });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {
+    baseUrl,
     app,
     pool,
     temporal,
     config,
     workers,
     createStore: (name = 'Test store') => createStore(pool, name, config.keyPrefix),
-    async request({ key, headers, ...opts }) {
-      const res = await app.inject({ ...opts, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
-      let body: unknown;
-      try {
-        body = res.json();
-      } catch {
-        body = res.body;
-      }
-      return { status: res.statusCode, body, headers: res.headers };
+    request({ key, headers, ...req }) {
+      return httpCall(baseUrl, { ...req, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
     },
     async stop() {
       await app.close();

@@ -1,0 +1,88 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { httpCall } from '../helpers/http.js';
+
+const run = promisify(execFile);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(text)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code} before "${text}":\n${out}`)));
+  });
+}
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+/**
+ * `npm start` with nothing configured: embedded PGlite + Temporal dev server + worker + API in
+ * one process; the CLI reaches the running service's database; Ctrl-C stops it; a second start
+ * finds the store again.
+ */
+describe('embedded default (npm start)', () => {
+  it('starts, serves, stops on SIGINT and keeps its data across restarts', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'malipo-embedded-'));
+    dirs.push(dataDir);
+    const env = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+    };
+    delete env.DATABASE_URL;
+    delete env.TEMPORAL_ADDRESS;
+    const base = `http://127.0.0.1:${env.PORT}`;
+
+    const start = () => spawn(process.execPath, ['bin/malipo.mjs', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child = start();
+    const banner = await waitForOutput(child, 'Malipo is running.', 90_000);
+    expect(banner).toContain(`Temporal UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
+    expect((await httpCall(base, { method: 'GET', url: '/health' })).body).toEqual({ ok: true, database: true });
+
+    const { stdout } = await run(process.execPath, ['bin/malipo.mjs', 'stores:create', '--name', 'Embedded'], { env });
+    const store = JSON.parse(stdout);
+    expect(store.keys.test.secretKey).toMatch(/^sk_test_/);
+    const chainsUrl = `/v1/chains/client/${store.clientId}?pk=${store.keys.test.publishableKey}`;
+    expect((await httpCall(base, { method: 'GET', url: chainsUrl })).body.clientName).toBe('Embedded');
+
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+
+    child = start();
+    await waitForOutput(child, 'Malipo is running.', 90_000);
+    expect((await httpCall(base, { method: 'GET', url: chainsUrl })).body.clientName).toBe('Embedded');
+    const exited2 = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGINT');
+    expect(await exited2).toBe(0);
+  }, 240_000);
+});
