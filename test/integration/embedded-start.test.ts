@@ -50,7 +50,7 @@ describe('embedded default (npm start)', () => {
   it('starts, serves, stops on SIGINT and keeps its data across restarts', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'malipo-embedded-'));
     dirs.push(dataDir);
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATA_DIR: dataDir,
       PORT: String(await freePort()),

@@ -1,0 +1,71 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { RailId } from '../domain/rails.js';
+import type { LinkStatus } from '../domain/states.js';
+
+/**
+ * The messages a payment-link workflow accepts. Outside events (an operator callback, a deposit
+ * seen on chain, a confirmation, a reorg) are signals; actions that must answer the caller
+ * (the M-Pesa prompt, cancel, a simulated payment) are updates with validators; state is a query.
+ */
+export const paymentLinkWorkflowId = (linkId: string): string => `payment-link/${linkId}`;
+
+export interface PaymentLinkInput {
+  linkId: string;
+  storeId: string;
+  environment: 'test' | 'live';
+  enabledRails: RailId[];
+  /** USDT amount due in micro-USDT (6 decimals), as a decimal integer string. */
+  usdtAmountMicro: string;
+  /** Whole KES for MOBILE_MONEY, or null. */
+  mobileMoneyAmount: number | null;
+  merchantRef: string | null;
+  expiresAtMs: number;
+  /** How long after expiry (or confirmation) payments are still recorded. */
+  lateWatchMinutes: number;
+  /** Basis points of the amount a payment may fall short and still confirm. */
+  underpaymentToleranceBps: number;
+}
+
+/** One payment as reported by a rail adapter. `key` identifies it: `<txHash>:<logIndex>` or a receipt. */
+export interface PaymentReport {
+  rail: RailId;
+  key: string;
+  /** Transaction hash or M-Pesa receipt (MpesaReceiptNumber). */
+  externalId: string;
+  /** Sender address or payer phone number. */
+  payer: string | null;
+  /** Amount in the rail's smallest unit (BSC USDT 18 decimals, others 6; KES whole shillings). */
+  amountMinor: string;
+  decimals: number;
+  blockNumber?: number;
+  /** ISO time the rail reported the confirmation (for CONFIRMED links' `confirmedAt`). */
+  at?: string;
+  simulated?: boolean;
+}
+
+/** A deposit included in a block but not yet at depth: PENDING → PROCESSING. */
+export const paymentSeen = defineSignal<[PaymentReport]>('paymentSeen');
+/** A deposit at depth, or a successful operator callback. */
+export const paymentConfirmed = defineSignal<[PaymentReport]>('paymentConfirmed');
+/** A seen deposit dropped by a reorg. */
+export const paymentDropped = defineSignal<[{ rail: RailId; key: string }]>('paymentDropped');
+/** The operator reported the prompt failed (cancelled, wrong PIN, timeout, insufficient funds). */
+export const paymentFailed = defineSignal<[{ rail: RailId; key: string; reason: string }]>('paymentFailed');
+
+export interface MobileMoneyPromptRequest {
+  phoneNumber: string;
+}
+export interface MobileMoneyPromptResult {
+  ok: true;
+  checkoutRequestId: string;
+}
+export const startMobileMoneyPayment = defineUpdate<MobileMoneyPromptResult, [MobileMoneyPromptRequest]>('startMobileMoneyPayment');
+export const cancelLink = defineUpdate<{ status: LinkStatus }, []>('cancel');
+export const simulatePayment = defineUpdate<{ status: LinkStatus }, [{ rail: RailId }]>('simulatePayment');
+
+export interface PaymentLinkState {
+  status: LinkStatus;
+  receivedMinorByRail: Partial<Record<RailId, string>>;
+  payments: { key: string; rail: RailId; state: string; disposition: string | null }[];
+}
+export const linkState = defineQuery<PaymentLinkState>('state');
