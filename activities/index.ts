@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
 import { createSystemActivities } from './system/index.js';
@@ -5,6 +6,8 @@ import { createSystemActivities } from './system/index.js';
 export interface ActivityDeps {
   pool: DatabasePool;
   config: Config;
+  /** For activities that start or signal workflows (webhook fan-out, chain watchers → links). */
+  temporal: Client;
 }
 
 /** The worker registers what this returns; tests call it with real parts. */

@@ -84,12 +84,16 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       temporalUiUrl = embedded.uiUrl;
     }
 
+    const connection = await Connection.connect({ address: temporalAddress });
+    stops.push(() => connection.close());
+    const temporal = new Client({ connection, namespace: config.temporal.namespace });
+
     let workers: WorkerSet | undefined;
     if (opts.worker) {
       installTemporalLogger(logger);
       const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       stops.push(() => nativeConnection.close());
-      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config } });
+      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
       const runPromise = workers.run();
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
@@ -97,9 +101,6 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
 
     let apiUrl: string | undefined;
     if (opts.api) {
-      const connection = await Connection.connect({ address: temporalAddress });
-      stops.push(() => connection.close());
-      const temporal = new Client({ connection, namespace: config.temporal.namespace });
       const rateLimitStore: RateLimitStore = config.redisUrl ? redisRateLimitStore(config.redisUrl) : memoryRateLimitStore();
       stops.push(() => rateLimitStore.close());
       const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, logger });

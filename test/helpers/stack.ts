@@ -48,11 +48,11 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     ...env,
   });
   const pool = await openPool(db.url, 5);
-  const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-  const workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config } });
-  const running = workers.run();
   const connection = await Connection.connect({ address: temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+  const workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
+  const running = workers.run();
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore() });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

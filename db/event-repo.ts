@@ -1,0 +1,64 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Environment } from '../domain/environment.js';
+import { newId } from '../domain/ids.js';
+
+export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid';
+
+export interface StoredEvent {
+  id: string;
+  storeId: string;
+  environment: Environment;
+  type: EventType;
+  createdAt: string;
+  payload: { id: string; type: EventType; createdAt: string; environment: Environment; data: unknown };
+}
+
+const eventRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  environment: z.enum(['test', 'live']),
+  type: z.string(),
+  created_at: z.string(),
+  payload: z.any(),
+});
+
+/**
+ * Writes an event into the outbox, inside the caller's transaction. `dedupeKey` makes it
+ * idempotent: a retried activity gets the event written the first time, with the same id.
+ */
+export async function insertEvent(
+  db: CommonQueryMethods,
+  e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string },
+): Promise<StoredEvent> {
+  const existing = await findEventByDedupeKey(db, e.dedupeKey);
+  if (existing) return existing;
+  const id = newId('event');
+  const payload = { id, type: e.type, createdAt: e.createdAt, environment: e.environment, data: e.data };
+  await db.query(sql.unsafe`
+    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at)
+    VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt})
+    ON CONFLICT (dedupe_key) DO NOTHING`);
+  return (await findEventByDedupeKey(db, e.dedupeKey))!;
+}
+
+export async function findEventByDedupeKey(db: CommonQueryMethods, dedupeKey: string): Promise<StoredEvent | null> {
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload FROM events WHERE dedupe_key = ${dedupeKey}`);
+  return row ? toEvent(row) : null;
+}
+
+export async function findEvent(db: CommonQueryMethods, id: string): Promise<StoredEvent | null> {
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload FROM events WHERE id = ${id}`);
+  return row ? toEvent(row) : null;
+}
+
+function toEvent(row: z.infer<typeof eventRow>): StoredEvent {
+  return {
+    id: row.id,
+    storeId: row.store_id,
+    environment: row.environment,
+    type: row.type as EventType,
+    createdAt: row.created_at,
+    payload: row.payload,
+  };
+}
