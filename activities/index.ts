@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
+import { createLinkActivities } from './links/index.js';
 import { createSystemActivities } from './system/index.js';
 
 export interface ActivityDeps {
@@ -14,6 +15,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSystemActivities(deps),
+    ...createLinkActivities(deps),
   };
 }
 

@@ -1,4 +1,4 @@
-import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import {
   generatePublishableKey,
@@ -104,4 +104,41 @@ export async function findStoreConnections(pool: DatabasePool, storeId: string, 
       EXISTS (SELECT 1 FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'evm') AS evm,
       EXISTS (SELECT 1 FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'solana') AS solana`);
   return { mobileMoney: row.mobile_money, tronXpub: row.tron, evmXpub: row.evm, solanaWallet: row.solana };
+}
+
+export interface WalletKeys {
+  tron: string | null;
+  evm: string | null;
+  solana: string | null;
+}
+
+/** The registered public keys (TRON/EVM account xpubs, Solana wallet address) in one environment. */
+export async function findWalletKeys(db: CommonQueryMethods, storeId: string, env: Environment): Promise<WalletKeys> {
+  const rows = await db.any(sql.type(z.object({ kind: z.enum(['tron', 'evm', 'solana']), public_key: z.string() }))`
+    SELECT kind, public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env}`);
+  const keys: WalletKeys = { tron: null, evm: null, solana: null };
+  for (const r of rows) keys[r.kind] = r.public_key;
+  return keys;
+}
+
+export interface StorePolicy {
+  lateWatchMinutes: number;
+  underpaymentToleranceBps: number;
+}
+
+export async function findStorePolicy(db: CommonQueryMethods, storeId: string, env: Environment): Promise<StorePolicy> {
+  const row = await db.maybeOne(sql.type(z.object({ late_payment_watch_minutes: z.number(), underpayment_tolerance_bps: z.number() }))`
+    SELECT late_payment_watch_minutes, underpayment_tolerance_bps FROM store_settings WHERE store_id = ${storeId} AND environment = ${env}`);
+  return { lateWatchMinutes: row?.late_payment_watch_minutes ?? 1440, underpaymentToleranceBps: row?.underpayment_tolerance_bps ?? 0 };
+}
+
+export async function updateStorePolicy(db: CommonQueryMethods, storeId: string, env: Environment, p: Partial<StorePolicy>): Promise<StorePolicy> {
+  await db.query(sql.unsafe`
+    INSERT INTO store_settings (store_id, environment, late_payment_watch_minutes, underpayment_tolerance_bps)
+    VALUES (${storeId}, ${env}, ${p.lateWatchMinutes ?? 1440}, ${p.underpaymentToleranceBps ?? 0})
+    ON CONFLICT (store_id, environment) DO UPDATE SET
+      late_payment_watch_minutes = COALESCE(${p.lateWatchMinutes ?? null}::int, store_settings.late_payment_watch_minutes),
+      underpayment_tolerance_bps = COALESCE(${p.underpaymentToleranceBps ?? null}::int, store_settings.underpayment_tolerance_bps),
+      updated_at = now()`);
+  return findStorePolicy(db, storeId, env);
 }

@@ -13,6 +13,16 @@ export function isRailId(value: unknown): value is RailId {
   return typeof value === 'string' && (railIds as readonly string[]).includes(value);
 }
 
+/** Decimals of the rail's token: USDT has 18 on BSC and 6 elsewhere; M-Pesa takes whole shillings. */
+export const railDecimals: Readonly<Record<RailId, number>> = {
+  MOBILE_MONEY: 0,
+  USDT_TRON: 6,
+  USDT_BSC: 18,
+  USDT_ETH: 6,
+  USDT_POLYGON: 6,
+  USDT_SOL: 6,
+};
+
 /** Which store connection makes a rail available (spec, availability rules 1 to 4). */
 export type RailRequirement = 'mobile_money' | 'tron_xpub' | 'evm_xpub' | 'solana_wallet';
 

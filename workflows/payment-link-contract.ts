@@ -24,6 +24,8 @@ export interface PaymentLinkInput {
   lateWatchMinutes: number;
   /** Basis points of the amount a payment may fall short and still confirm. */
   underpaymentToleranceBps: number;
+  /** Where `dispatchEvent` runs (the deployment's webhooks task queue). */
+  webhookTaskQueue: string;
 }
 
 /** One payment as reported by a rail adapter. `key` identifies it: `<txHash>:<logIndex>` or a receipt. */

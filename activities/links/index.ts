@@ -1,0 +1,106 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { insertEvent } from '../../db/event-repo.js';
+import { findLinkById, listLinkPayments } from '../../db/payment-link-repo.js';
+import { paymentLinkDetailDto } from '../../api/dto/payment-link.js';
+import type { LinkStatus } from '../../domain/states.js';
+import type { PaymentReport } from '../../workflows/payment-link-contract.js';
+import type { ActivityDeps } from '../index.js';
+
+export type PaymentState = 'initiated' | 'seen' | 'confirmed' | 'failed' | 'dropped';
+export type Disposition = 'payment' | 'late' | 'duplicate' | 'after_cancel' | 'underpaid' | 'overpaid';
+
+async function upsertPayment(
+  db: CommonQueryMethods,
+  linkId: string,
+  p: { report: PaymentReport; state: PaymentState; disposition: Disposition | null; failureReason?: string | null },
+): Promise<void> {
+  const r = p.report;
+  await db.query(sql.unsafe`
+    INSERT INTO link_payments (link_id, payment_key, rail, external_id, payer, amount_minor, decimals, state, disposition, failure_reason, block_number)
+    VALUES (${linkId}, ${r.key}, ${r.rail}, ${r.externalId}, ${r.payer}, ${r.amountMinor}, ${r.decimals}, ${p.state}, ${p.disposition},
+      ${p.failureReason ?? null}, ${r.blockNumber ?? null})
+    ON CONFLICT (link_id, payment_key) DO UPDATE SET
+      state = EXCLUDED.state,
+      disposition = COALESCE(EXCLUDED.disposition, link_payments.disposition),
+      failure_reason = EXCLUDED.failure_reason,
+      external_id = COALESCE(EXCLUDED.external_id, link_payments.external_id),
+      payer = COALESCE(EXCLUDED.payer, link_payments.payer),
+      amount_minor = COALESCE(EXCLUDED.amount_minor, link_payments.amount_minor),
+      block_number = COALESCE(EXCLUDED.block_number, link_payments.block_number),
+      updated_at = now()`);
+}
+
+/**
+ * Activities that write the payment-link read model. Each is idempotent: a status update only
+ * applies from the expected states (re-running it changes nothing), payments upsert on their
+ * key, and the confirmation event is deduplicated by link id.
+ */
+export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>) {
+  const { pool } = deps;
+  return {
+    async setLinkStatus(input: { linkId: string; from: LinkStatus[]; to: LinkStatus }): Promise<boolean> {
+      const result = await pool.query(sql.unsafe`
+        UPDATE payment_links SET status = ${input.to}, updated_at = now(), version = version + 1
+        WHERE id = ${input.linkId} AND status = ANY(${sql.array(input.from, 'text')})`);
+      return result.rowCount > 0;
+    },
+
+    async recordPayment(input: {
+      linkId: string;
+      report: PaymentReport;
+      state: PaymentState;
+      disposition: Disposition | null;
+      failureReason?: string | null;
+      /** The link's new total received in micro-USDT, when this payment changes it. */
+      receivedMicro?: string;
+    }): Promise<void> {
+      await pool.transaction(async (tx) => {
+        await upsertPayment(tx, input.linkId, input);
+        if (input.receivedMicro !== undefined) {
+          await tx.query(sql.unsafe`UPDATE payment_links SET amount_received_minor = ${input.receivedMicro}, updated_at = now() WHERE id = ${input.linkId}`);
+        }
+      });
+    },
+
+    /**
+     * Confirms the link, records the payment and writes the `payment_link.confirmed` event in one
+     * transaction (the outbox). Returns the event id for dispatch; the same id on every retry.
+     */
+    async confirmLink(input: {
+      linkId: string;
+      report: PaymentReport;
+      from: LinkStatus[];
+      disposition: Disposition;
+      receivedMicro: string;
+      confirmedAt: string;
+    }): Promise<{ eventId: string }> {
+      return pool.transaction(async (tx) => {
+        await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition });
+        const r = input.report;
+        await tx.query(sql.unsafe`
+          UPDATE payment_links SET status = 'CONFIRMED', confirmed_rail = ${r.rail}, confirmed_at = ${input.confirmedAt},
+            external_id = ${r.externalId}, payer = ${r.payer}, amount_received_minor = ${input.receivedMicro},
+            simulated = ${r.simulated ?? false}, updated_at = now(), version = version + 1
+          WHERE id = ${input.linkId} AND status = ANY(${sql.array(input.from, 'text')})`);
+        const row = (await findLinkById(tx, input.linkId))!;
+        const data = paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config.checkoutBaseUrl);
+        const event = await insertEvent(tx, {
+          storeId: row.store_id,
+          environment: row.environment,
+          type: 'payment_link.confirmed',
+          dedupeKey: `payment_link.confirmed:${input.linkId}`,
+          data,
+          createdAt: input.confirmedAt,
+        });
+        return { eventId: event.id };
+      });
+    },
+
+    /** The watch window is over: chain watchers stop matching this link's addresses. */
+    async stopWatchingLink(input: { linkId: string }): Promise<void> {
+      await pool.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_kind = 'payment_link' AND owner_id = ${input.linkId}`);
+    },
+  };
+}
+
+export type LinkActivities = ReturnType<typeof createLinkActivities>;

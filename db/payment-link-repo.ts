@@ -1,0 +1,146 @@
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Environment } from '../domain/environment.js';
+import type { LinkStatus } from '../domain/states.js';
+
+/** The payment_links row as the code sees it (amounts as strings, times as ISO strings). */
+export const linkRowSchema = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  environment: z.enum(['test', 'live']),
+  status: z.enum(['PENDING', 'PROCESSING', 'CONFIRMED', 'EXPIRED', 'CANCELLED']),
+  usdt_amount: z.string(),
+  mobile_money_amount: z.number().nullable(),
+  kes_per_usdt: z.string().nullable(),
+  rate_source: z.string().nullable(),
+  enabled_rails: z.array(z.string()),
+  tron_address: z.string().nullable(),
+  evm_address: z.string().nullable(),
+  solana_address: z.string().nullable(),
+  solana_reference: z.string().nullable(),
+  mobile_money_shortcode: z.string().nullable(),
+  description: z.string().nullable(),
+  merchant_ref: z.string().nullable(),
+  metadata: z.any(),
+  redirect_url: z.string().nullable(),
+  expires_at: z.string(),
+  created_at: z.string(),
+  confirmed_rail: z.string().nullable(),
+  confirmed_at: z.string().nullable(),
+  external_id: z.string().nullable(),
+  payer: z.string().nullable(),
+  amount_received_minor: z.string(),
+  simulated: z.boolean(),
+});
+export type LinkRow = z.infer<typeof linkRowSchema>;
+
+const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
+  enabled_rails, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode, description,
+  merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
+  amount_received_minor, simulated`;
+
+export interface NewLink {
+  id: string;
+  storeId: string;
+  environment: Environment;
+  usdtAmount: string;
+  mobileMoneyAmount: number | null;
+  kesPerUsdt: string | null;
+  rateSource: string | null;
+  enabledRails: string[];
+  addressIndex: number | null;
+  tronAddress: string | null;
+  evmAddress: string | null;
+  solanaAddress: string | null;
+  solanaReference: string | null;
+  mobileMoneyShortcode: string | null;
+  description: string | null;
+  merchantRef: string | null;
+  metadata: unknown;
+  redirectUrl: string | null;
+  expiresAt: string;
+  watchUntil: string;
+}
+
+/** Reserves the next index on the link branch for a store and environment (row-locked counter). */
+export async function allocateAddressIndex(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ idx: z.number() }))`
+    INSERT INTO address_counters (store_id, environment, next_index) VALUES (${storeId}, ${env}, 1)
+    ON CONFLICT (store_id, environment) DO UPDATE SET next_index = address_counters.next_index + 1
+    RETURNING next_index - 1 AS idx`);
+}
+
+export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
+  const row = await db.one(sql.type(linkRowSchema)`
+    INSERT INTO payment_links (id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
+      enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode,
+      description, merchant_ref, metadata, redirect_url, expires_at)
+    VALUES (${l.id}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
+      ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference},
+      ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
+      ${l.redirectUrl}, ${l.expiresAt})
+    RETURNING ${columns}`);
+  const watched: [string, string][] = [];
+  if (l.tronAddress) watched.push(['tron', l.tronAddress]);
+  if (l.evmAddress) watched.push(['evm', l.evmAddress.toLowerCase()]);
+  if (l.solanaReference) watched.push(['sol_ref', l.solanaReference]);
+  for (const [family, address] of watched) {
+    await db.query(sql.unsafe`
+      INSERT INTO watched_addresses (family, environment, address, owner_kind, owner_id, store_id, watch_until)
+      VALUES (${family}, ${l.environment}, ${address}, 'payment_link', ${l.id}, ${l.storeId}, ${l.watchUntil})`);
+  }
+  return row;
+}
+
+export async function deleteLink(db: CommonQueryMethods, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_kind = 'payment_link' AND owner_id = ${id}`);
+  await db.query(sql.unsafe`DELETE FROM payment_links WHERE id = ${id}`);
+}
+
+/** A link of this store and environment, or null: another store's link looks exactly like none. */
+export async function findLink(db: CommonQueryMethods, storeId: string, env: Environment, id: string): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRowSchema)`
+    SELECT ${columns} FROM payment_links WHERE id = ${id} AND store_id = ${storeId} AND environment = ${env}`);
+}
+
+export async function findLinkById(db: CommonQueryMethods, id: string): Promise<LinkRow | null> {
+  return db.maybeOne(sql.type(linkRowSchema)`SELECT ${columns} FROM payment_links WHERE id = ${id}`);
+}
+
+export async function listLinks(
+  pool: DatabasePool,
+  q: { storeId: string; environment: Environment; status?: LinkStatus; limit: number; page: number },
+): Promise<{ rows: LinkRow[]; total: number }> {
+  const statusFilter = q.status ? sql.fragment`AND status = ${q.status}` : sql.fragment``;
+  const [rows, total] = await Promise.all([
+    pool.any(sql.type(linkRowSchema)`
+      SELECT ${columns} FROM payment_links
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} ${statusFilter}
+      ORDER BY created_at DESC, id DESC
+      LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`),
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM payment_links
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} ${statusFilter}`),
+  ]);
+  return { rows: [...rows], total };
+}
+
+export const linkPaymentSchema = z.object({
+  payment_key: z.string(),
+  rail: z.string(),
+  external_id: z.string().nullable(),
+  payer: z.string().nullable(),
+  amount_minor: z.string().nullable(),
+  decimals: z.number().nullable(),
+  state: z.string(),
+  disposition: z.string().nullable(),
+  failure_reason: z.string().nullable(),
+  created_at: z.string(),
+});
+export type LinkPaymentRow = z.infer<typeof linkPaymentSchema>;
+
+export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {
+  return [...(await db.any(sql.type(linkPaymentSchema)`
+    SELECT payment_key, rail, external_id, payer, amount_minor::text, decimals, state, disposition, failure_reason, created_at
+    FROM link_payments WHERE link_id = ${linkId} ORDER BY created_at, payment_key`))];
+}

@@ -1,0 +1,274 @@
+import {
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+} from '@temporalio/workflow';
+import type { LinkActivities, Disposition } from '../activities/links/index.js';
+import { coversDue, fromMicro, toMicro } from '../domain/money.js';
+import { railDecimals, type RailId } from '../domain/rails.js';
+import { searchAttributes } from '../domain/search-attributes.js';
+import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../domain/states.js';
+import {
+  cancelLink,
+  linkState,
+  paymentConfirmed,
+  paymentDropped,
+  paymentFailed,
+  paymentSeen,
+  simulatePayment,
+  startMobileMoneyPayment,
+  type PaymentLinkInput,
+  type PaymentReport,
+} from './payment-link-contract.js';
+
+// Database writes retry quickly and without limit: PostgreSQL coming back is only a matter of time.
+const db = proxyActivities<LinkActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+
+// The operator is called at most a few times: a prompt on the customer's phone must not repeat.
+const mobileMoney = proxyActivities<{
+  sendStkPush(input: {
+    linkId: string; storeId: string; environment: 'test' | 'live'; phoneNumber: string; amountKes: number;
+    accountReference: string; description: string; attempt: string;
+  }): Promise<{ checkoutRequestId: string; merchantRequestId: string }>;
+}>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['MpesaRejected'] },
+});
+
+type Message =
+  | { kind: 'seen'; report: PaymentReport }
+  | { kind: 'confirmed'; report: PaymentReport }
+  | { kind: 'dropped'; key: string }
+  | { kind: 'failed'; key: string; reason: string };
+
+const rejected = (type: 'invalid_state' | 'rail_not_enabled', message: string) =>
+  ApplicationFailure.create({ type, message: `${type}: ${message}`, nonRetryable: true });
+
+/**
+ * One payment link: its state machine, expiry timer, mobile-money prompt and payment
+ * accounting. Outside events arrive as signals and are handled one at a time by the main loop;
+ * updates take the same lock. After a terminal state the workflow keeps recording late and
+ * double payments for `lateWatchMinutes`, then stops watching the link's addresses.
+ */
+export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> {
+  let status = 'PENDING' as LinkStatus;
+  let terminalAtMs = 0;
+  let busy = false;
+  let prompts = 0;
+  const inbox: Message[] = [];
+  const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
+  const dueMicro = BigInt(input.usdtAmountMicro);
+  const lateWatchMs = input.lateWatchMinutes * 60_000;
+
+  const withLock = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await fn();
+    } finally {
+      busy = false;
+    }
+  };
+
+  /** Applies a transition of the state table; `persisted` when an activity already wrote it. */
+  const moveTo = async (event: LinkEvent, persisted = false): Promise<void> => {
+    const to = nextStatus(status, event);
+    if (to === status) return;
+    if (!persisted) await db.setLinkStatus({ linkId: input.linkId, from: [status], to });
+    status = to;
+    if (isTerminal(to)) terminalAtMs = Date.now();
+    upsertSearchAttributes([{ key: searchAttributes.status, value: to }]);
+  };
+
+  const inFlight = () => [...payments.values()].some((p) => p.state === 'seen' || p.state === 'initiated');
+  const receivedMicro = (rail: RailId) =>
+    [...payments.values()]
+      .filter((p) => p.state === 'confirmed' && (rail === 'MOBILE_MONEY') === (p.rail === 'MOBILE_MONEY'))
+      .reduce((sum, p) => sum + p.micro, 0n);
+
+  /** Back to PENDING once nothing is in flight, or to EXPIRED if the link's time ran out meanwhile. */
+  const settleOpenStatus = async (): Promise<void> => {
+    if (status !== 'PROCESSING' || inFlight()) return;
+    await moveTo(Date.now() >= input.expiresAtMs ? 'expired' : 'payment_failed');
+  };
+
+  const onConfirmed = async (report: PaymentReport): Promise<void> => {
+    const known = payments.get(report.key);
+    if (known?.state === 'confirmed') return;
+    const micro = report.rail === 'MOBILE_MONEY' ? BigInt(report.amountMinor) : toMicro(BigInt(report.amountMinor), report.decimals);
+    payments.set(report.key, { rail: report.rail, state: 'confirmed', disposition: null, micro });
+    const entry = payments.get(report.key)!;
+    if (status === 'CONFIRMED' || status === 'CANCELLED') {
+      entry.disposition = status === 'CONFIRMED' ? 'duplicate' : 'after_cancel';
+      await db.recordPayment({ linkId: input.linkId, report, state: 'confirmed', disposition: entry.disposition });
+      return;
+    }
+    const isMobile = report.rail === 'MOBILE_MONEY';
+    const received = receivedMicro(report.rail);
+    const due = isMobile ? BigInt(input.mobileMoneyAmount ?? 0) : dueMicro;
+    // The read model's amountReceived counts USDT; M-Pesa payments are listed in KES on their own.
+    const usdtReceived = isMobile ? receivedMicro('USDT_TRON') : received;
+    if (!coversDue(received, due, isMobile ? 0 : input.underpaymentToleranceBps)) {
+      entry.disposition = 'underpaid';
+      await db.recordPayment({ linkId: input.linkId, report, state: 'confirmed', disposition: 'underpaid', receivedMicro: String(usdtReceived) });
+      await settleOpenStatus();
+      return;
+    }
+    const late = status === 'EXPIRED';
+    entry.disposition = late ? 'late' : received > due ? 'overpaid' : 'payment';
+    const { eventId } = await db.confirmLink({
+      linkId: input.linkId,
+      report,
+      from: [status],
+      disposition: entry.disposition,
+      receivedMicro: String(isMobile ? usdtReceived : received),
+      confirmedAt: report.at ?? new Date(Date.now()).toISOString(),
+    });
+    await moveTo(late ? 'late_payment_confirmed' : 'payment_confirmed', true);
+    upsertSearchAttributes([{ key: searchAttributes.rail, value: report.rail }]);
+    await dispatch(eventId);
+  };
+
+  const webhooks = proxyActivities<{ dispatchEvent(i: { eventId: string }): Promise<void> }>({
+    taskQueue: input.webhookTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+  const dispatch = (eventId: string) => webhooks.dispatchEvent({ eventId });
+
+  const handle = async (m: Message): Promise<void> => {
+    if (m.kind === 'confirmed') return onConfirmed(m.report);
+    if (m.kind === 'seen') {
+      if (payments.has(m.report.key)) return;
+      payments.set(m.report.key, { rail: m.report.rail, state: 'seen', disposition: null, micro: 0n });
+      await db.recordPayment({ linkId: input.linkId, report: m.report, state: 'seen', disposition: null });
+      if (status === 'PENDING') await moveTo('payment_seen');
+      return;
+    }
+    const p = payments.get(m.key);
+    if (!p || p.state === 'confirmed' || p.state === 'failed' || p.state === 'dropped') return;
+    p.state = m.kind === 'dropped' ? 'dropped' : 'failed';
+    await db.recordPayment({
+      linkId: input.linkId,
+      report: { rail: p.rail, key: m.key, externalId: m.key, payer: null, amountMinor: '0', decimals: railDecimals[p.rail] },
+      state: p.state as 'dropped' | 'failed',
+      disposition: null,
+      failureReason: m.kind === 'failed' ? m.reason : 'dropped by a chain reorganisation',
+    });
+    await settleOpenStatus();
+  };
+
+  setHandler(paymentSeen, (report) => void inbox.push({ kind: 'seen', report }));
+  setHandler(paymentConfirmed, (report) => void inbox.push({ kind: 'confirmed', report }));
+  setHandler(paymentDropped, ({ key }) => void inbox.push({ kind: 'dropped', key }));
+  setHandler(paymentFailed, ({ key, reason }) => void inbox.push({ kind: 'failed', key, reason }));
+  setHandler(linkState, () => ({
+    status,
+    receivedMinorByRail: {},
+    payments: [...payments.entries()].map(([key, p]) => ({ key, rail: p.rail, state: p.state, disposition: p.disposition })),
+  }));
+
+  const requireOpen = (rail: RailId) => {
+    if (!input.enabledRails.includes(rail)) throw rejected('rail_not_enabled', `${rail} is not enabled on this payment link.`);
+    if (status !== 'PENDING') throw rejected('invalid_state', `The payment link is ${status}; it must be PENDING.`);
+    if (Date.now() >= input.expiresAtMs) throw rejected('invalid_state', 'The payment link has expired.');
+  };
+
+  setHandler(
+    startMobileMoneyPayment,
+    ({ phoneNumber }) =>
+      withLock(async () => {
+        requireOpen('MOBILE_MONEY');
+        prompts += 1;
+        const sent = await mobileMoney.sendStkPush({
+          linkId: input.linkId,
+          storeId: input.storeId,
+          environment: input.environment,
+          phoneNumber,
+          amountKes: input.mobileMoneyAmount ?? 0,
+          accountReference: (input.merchantRef ?? input.linkId).slice(0, 12),
+          description: 'Payment',
+          attempt: `${input.linkId}:prompt:${prompts}`,
+        });
+        const key = sent.checkoutRequestId;
+        payments.set(key, { rail: 'MOBILE_MONEY', state: 'initiated', disposition: null, micro: 0n });
+        await db.recordPayment({
+          linkId: input.linkId,
+          report: { rail: 'MOBILE_MONEY', key, externalId: key, payer: phoneNumber, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
+          state: 'initiated',
+          disposition: null,
+        });
+        if (status === 'PENDING') await moveTo('prompt_sent');
+        return { ok: true as const, checkoutRequestId: key };
+      }),
+    { validator: (_request) => requireOpen('MOBILE_MONEY') },
+  );
+
+  setHandler(
+    cancelLink,
+    () =>
+      withLock(async () => {
+        if (status !== 'PENDING') throw rejected('invalid_state', `The payment link is ${status}; only a PENDING link can be cancelled.`);
+        await moveTo('cancelled');
+        return { status };
+      }),
+    {
+      validator: () => {
+        if (status !== 'PENDING') throw rejected('invalid_state', `The payment link is ${status}; only a PENDING link can be cancelled.`);
+      },
+    },
+  );
+
+  setHandler(
+    simulatePayment,
+    ({ rail }) =>
+      withLock(async () => {
+        requireOpen(rail);
+        const isMobile = rail === 'MOBILE_MONEY';
+        const id = uuid4().replace(/-/g, '');
+        await onConfirmed({
+          rail,
+          key: `sim_${id}`,
+          externalId: isMobile ? `SIM${id.slice(0, 7).toUpperCase()}` : `0x${id}${id}`,
+          payer: isMobile ? '254700000000' : null,
+          amountMinor: isMobile ? String(input.mobileMoneyAmount ?? 0) : String(fromMicro(dueMicro, railDecimals[rail])),
+          decimals: railDecimals[rail],
+          simulated: true,
+        });
+        return { status };
+      }),
+    {
+      validator: ({ rail }) => {
+        if (input.environment !== 'test') throw rejected('invalid_state', 'Simulated payments exist only in the test environment.');
+        requireOpen(rail);
+      },
+    },
+  );
+
+  // The main loop: handle messages one at a time; expire at the deadline; after a terminal state
+  // keep recording late payments until the watch window closes.
+  for (;;) {
+    const now = Date.now();
+    if (status === 'PENDING' && now >= input.expiresAtMs) await withLock(() => moveTo('expired'));
+    if (status === 'PROCESSING' && now >= input.expiresAtMs + lateWatchMs) await withLock(() => moveTo('expired'));
+    const wakeAtMs = isTerminal(status)
+      ? Math.max(terminalAtMs, status === 'EXPIRED' ? input.expiresAtMs : 0) + lateWatchMs
+      : status === 'PENDING'
+        ? input.expiresAtMs
+        : input.expiresAtMs + lateWatchMs;
+    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0) break;
+    await condition(() => inbox.length > 0, Math.max(1, wakeAtMs - now));
+    while (inbox.length > 0) {
+      const m = inbox.shift()!;
+      await withLock(() => handle(m));
+    }
+  }
+  await db.stopWatchingLink({ linkId: input.linkId });
+  return status;
+}
