@@ -1,8 +1,10 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { ApiDeps } from './deps.js';
 import { authenticate } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { withIdempotency } from './plugins/idempotency.js';
 import { checkRateLimit } from './plugins/rate-limit.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
@@ -48,10 +50,12 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
       const rl = await checkRateLimit(deps.rateLimitStore, route.operationId, request.ip, limit, Date.now());
       reply.headers(rl.headers);
       const auth = await authenticate(deps, request, route.auth);
-      const params = route.params ? parseParams(route, request.params) : request.params;
-      const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
-      const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
-      const result = await route.handler({ deps, auth, body, query, params, request, reply });
+      const result = await withIdempotency(deps, auth, request, reply, async () => {
+        const params = route.params ? parseParams(route, request.params) : request.params;
+        const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
+        const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
+        return route.handler({ deps, auth, body, query, params, request, reply });
+      });
       if (reply.sent) return reply;
       return result;
     },
@@ -62,5 +66,5 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
 function parseParams(route: RouteDef, params: unknown): unknown {
   const result = route.params!.safeParse(params);
   if (result.success) return result.data;
-  return parseInput(route.params!, params, 'query');
+  throw new AppError('not_found', 'No such object: the id in the path is not one of ours.');
 }

@@ -6,6 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { buildApp, loggerRedactPaths } from '../api/app.js';
 import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
 import { migrate } from '../db/migrate.js';
+import { defaultLiveSources, RateService } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import type { Config } from './config.js';
@@ -103,7 +104,8 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     if (opts.api) {
       const rateLimitStore: RateLimitStore = config.redisUrl ? redisRateLimitStore(config.redisUrl) : memoryRateLimitStore();
       stops.push(() => rateLimitStore.close());
-      const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, logger });
+      const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
+      const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, rates, logger });
       await app.listen({ host: config.host, port: config.port });
       stops.push(() => app.close());
       apiUrl = config.publicBaseUrl;

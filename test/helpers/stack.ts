@@ -5,6 +5,7 @@ import type { DatabasePool } from 'slonik';
 import { buildApp } from '../../api/app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
+import { defaultLiveSources, RateService } from '../../activities/rates/rate-service.js';
 import { createStore, type CreatedStore } from '../../db/store-repo.js';
 import { randomToken } from '../../domain/ids.js';
 import { loadConfig, type Config } from '../../runtime/config.js';
@@ -53,7 +54,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
   const running = workers.run();
-  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore() });
+  const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
+  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -1,0 +1,19 @@
+import { cancelLink } from '../../../workflows/payment-link-contract.js';
+import { executeLinkUpdate, getPaymentLink } from '../../services/payment-links.js';
+import { defineRoute } from '../../route.js';
+import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
+
+export const cancelPaymentLinkRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/payment-links/:id/cancel',
+  operationId: 'cancelPaymentLink',
+  summary: 'Cancel a PENDING payment link (409 otherwise)',
+  tags: ['Payment links'],
+  auth: 'secret',
+  params: linkIdParams,
+  responses: { 200: { description: 'The cancelled link', schema: paymentLinkDetailSchema } },
+  handler: async ({ deps, auth, params }) => {
+    await executeLinkUpdate(deps, auth, params.id, (h) => h.executeUpdate(cancelLink));
+    return getPaymentLink(deps, auth, params.id);
+  },
+});

@@ -1,0 +1,48 @@
+import { z } from 'zod/v4';
+import { railIds } from '../../../domain/rails.js';
+import { createPaymentLink } from '../../services/payment-links.js';
+import { defineRoute } from '../../route.js';
+import { paymentLinkSchema } from './schemas.js';
+
+const body = z
+  .strictObject({
+    usdtAmount: z
+      .string()
+      .regex(/^\d+(\.\d{1,6})?$/, 'a decimal string with at most 6 decimals, such as "10" or "10.50"')
+      .refine((v) => /[1-9]/.test(v), 'must be greater than 0')
+      .refine((v) => BigInt(v.split('.')[0]!) < 1_000_000_000n || /^0*1000000000(\.0*)?$/.test(v), 'must be at most 1000000000')
+      .optional(),
+    mobileMoneyAmount: z.number().int('must be a whole number of shillings').min(1).max(250_000).optional(),
+    enabledRails: z
+      .array(z.enum(railIds))
+      .min(1, 'enable at least one rail')
+      .refine((a) => new Set(a).size === a.length, 'must not repeat a rail'),
+    description: z.string().max(500).optional(),
+    merchantRef: z.string().min(1).max(200).optional(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized')
+      .optional(),
+    expiresInMinutes: z.number().int('must be an integer').min(1).max(43_200).default(1440),
+    environment: z
+      .never({ error: 'must not be sent: the environment comes from the API key (sk_test_… or sk_live_…)' })
+      .optional(),
+    redirectUrl: z.url({ protocol: /^https?$/ }).max(2000).optional().describe('Where the checkout sends the customer back'),
+  })
+  .meta({ id: 'CreatePaymentLink' });
+
+export const createPaymentLinkRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/payment-links',
+  operationId: 'createPaymentLink',
+  summary: 'Create a payment link (environment from the key)',
+  tags: ['Payment links'],
+  auth: 'secret',
+  body,
+  responses: { 201: { description: 'Created', schema: paymentLinkSchema } },
+  handler: async ({ deps, auth, body, reply }) => {
+    const { environment: _ignored, ...input } = body;
+    reply.status(201);
+    return createPaymentLink(deps, auth, input);
+  },
+});

@@ -1,0 +1,44 @@
+import { z } from 'zod/v4';
+import { listLinks } from '../../../db/payment-link-repo.js';
+import { linkStatuses } from '../../../domain/states.js';
+import { paymentLinkDto } from '../../dto/payment-link.js';
+import { defineRoute } from '../../route.js';
+import { paymentLinkSchema } from './schemas.js';
+
+const intParam = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be an integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be an integer from ${min} to ${max}`).max(max, `must be an integer from ${min} to ${max}`))
+    .default(fallback);
+
+export const listPaymentLinksRoute = defineRoute({
+  method: 'GET',
+  url: '/v1/payment-links',
+  operationId: 'listPaymentLinks',
+  summary: "List the store's payment links, newest first",
+  tags: ['Payment links'],
+  auth: 'secret',
+  query: z.strictObject({
+    status: z.enum(linkStatuses).optional(),
+    limit: intParam(1, 100, 20),
+    page: intParam(1, 1_000_000, 1),
+  }),
+  responses: {
+    200: {
+      description: 'One page',
+      schema: z.object({ data: z.array(paymentLinkSchema), page: z.number(), limit: z.number(), total: z.number(), hasMore: z.boolean() }),
+    },
+  },
+  handler: async ({ deps, auth, query }) => {
+    const { rows, total } = await listLinks(deps.pool, { storeId: auth.storeId, environment: auth.environment, ...query });
+    return {
+      data: rows.map((r) => paymentLinkDto(r, deps.config.checkoutBaseUrl)),
+      page: query.page,
+      limit: query.limit,
+      total,
+      hasMore: query.page * query.limit < total,
+    };
+  },
+});

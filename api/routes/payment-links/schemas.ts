@@ -1,0 +1,58 @@
+import { z } from 'zod/v4';
+import { environments } from '../../../domain/environment.js';
+import { railIds } from '../../../domain/rails.js';
+import { linkStatuses } from '../../../domain/states.js';
+
+export const linkIdParams = z.object({ id: z.string().regex(/^pl_[0-9a-z]{24}$/) });
+
+const nullableString = z.string().nullable();
+
+export const paymentLinkSchema = z
+  .object({
+    id: z.string().meta({ example: 'pl_3k9x…' }),
+    status: z.enum(linkStatuses),
+    environment: z.enum(environments),
+    usdtAmount: z.string().meta({ example: '10.5' }),
+    mobileMoneyAmount: z.number().int().nullable(),
+    kesPerUsdt: nullableString.describe('Rate used for the KES amount, locked for the link'),
+    enabledRails: z.array(z.enum(railIds)),
+    tronAddress: nullableString,
+    bscAddress: nullableString,
+    ethAddress: nullableString,
+    polygonAddress: nullableString,
+    solanaAddress: nullableString,
+    solanaReference: nullableString.describe('Solana Pay reference key of this link'),
+    solanaPayUrl: nullableString,
+    mobileMoneyShortcode: nullableString,
+    description: nullableString,
+    merchantRef: nullableString,
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    redirectUrl: nullableString,
+    expiresAt: z.string(),
+    createdAt: z.string(),
+    checkoutUrl: z.string(),
+  })
+  .meta({ id: 'PaymentLink' });
+
+export const paymentLinkDetailSchema = paymentLinkSchema
+  .extend({
+    confirmedRail: z.enum(railIds).nullable(),
+    confirmedAt: nullableString,
+    externalId: nullableString,
+    payer: nullableString,
+    amountReceived: z.string().describe('USDT received so far (confirmed), decimal string'),
+    simulated: z.boolean(),
+    payments: z.array(
+      z.object({
+        rail: z.enum(railIds),
+        externalId: nullableString,
+        payer: nullableString,
+        amount: nullableString,
+        state: z.enum(['initiated', 'seen', 'confirmed', 'failed', 'dropped']),
+        disposition: z.enum(['payment', 'late', 'duplicate', 'after_cancel', 'underpaid', 'overpaid']).nullable(),
+        failureReason: nullableString,
+        createdAt: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'PaymentLinkDetail' });

@@ -1,0 +1,26 @@
+import { z } from 'zod/v4';
+import { AppError } from '../../../domain/errors.js';
+import { railIds } from '../../../domain/rails.js';
+import { simulatePayment } from '../../../workflows/payment-link-contract.js';
+import { executeLinkUpdate, getPaymentLink } from '../../services/payment-links.js';
+import { defineRoute } from '../../route.js';
+import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
+
+export const simulatePaymentRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/payment-links/:id/simulate-payment',
+  operationId: 'simulatePayment',
+  summary: 'Test keys only: pay the link through the real workflow path with a simulated payment',
+  tags: ['Payment links'],
+  auth: 'secret',
+  params: linkIdParams,
+  body: z.strictObject({ rail: z.enum(railIds) }),
+  responses: { 200: { description: 'The link after the payment', schema: paymentLinkDetailSchema } },
+  handler: async ({ deps, auth, params, body }) => {
+    if (auth.environment !== 'test') {
+      throw new AppError('live_mode_forbidden', 'Simulated payments need a test key (sk_test_…); live links are paid for real.');
+    }
+    await executeLinkUpdate(deps, auth, params.id, (h) => h.executeUpdate(simulatePayment, { args: [{ rail: body.rail }] }));
+    return getPaymentLink(deps, auth, params.id);
+  },
+});
