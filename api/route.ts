@@ -45,7 +45,7 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, where
   if (where === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
     throw new AppError('invalid_json', 'The request body must be a JSON object.');
   }
-  const result = schema.safeParse(value ?? {});
+  const result = schema.safeParse(value ?? {}, { reportInput: true });
   if (result.success) return result.data;
   throw issueToError(result.error.issues[0]!);
 }

@@ -1,17 +1,13 @@
 import { z } from 'zod/v4';
 import { railIds } from '../../../domain/rails.js';
+import { usdtAmountSchema } from '../common-schemas.js';
 import { createPaymentLink } from '../../services/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { paymentLinkSchema } from './schemas.js';
 
 const body = z
   .strictObject({
-    usdtAmount: z
-      .string()
-      .regex(/^\d+(\.\d{1,6})?$/, 'a decimal string with at most 6 decimals, such as "10" or "10.50"')
-      .refine((v) => /[1-9]/.test(v), 'must be greater than 0')
-      .refine((v) => BigInt(v.split('.')[0]!) < 1_000_000_000n || /^0*1000000000(\.0*)?$/.test(v), 'must be at most 1000000000')
-      .optional(),
+    usdtAmount: usdtAmountSchema.optional(),
     mobileMoneyAmount: z.number().int('must be a whole number of shillings').min(1).max(250_000).optional(),
     enabledRails: z
       .array(z.enum(railIds))

@@ -1,0 +1,15 @@
+import { z } from 'zod/v4';
+import { MoneyError, parseUsdt } from '../../domain/money.js';
+
+/** A USDT amount as a decimal string, checked by the same rules the money module applies. */
+export const usdtAmountSchema = z
+  .string({ error: 'must be a decimal string such as "10.50" (a string, not a number)' })
+  .superRefine((value, ctx) => {
+    try {
+      parseUsdt(value);
+    } catch (err) {
+      if (!(err instanceof MoneyError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+    }
+  })
+  .meta({ example: '10.50' });

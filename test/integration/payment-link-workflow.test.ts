@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { createPaymentLink } from '../../api/services/payment-links.js';
+import { defaultLiveSources, RateService } from '../../activities/rates/rate-service.js';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { updateStorePolicy } from '../../db/store-repo.js';
+import { searchAttributes } from '../../domain/search-attributes.js';
+import {
+  linkState,
+  paymentConfirmed,
+  paymentDropped,
+  paymentSeen,
+  paymentLinkWorkflowId,
+  type PaymentReport,
+} from '../../workflows/payment-link-contract.js';
+import { connectAllRails } from '../helpers/fixtures.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/wait.js';
+
+let stack: Stack;
+let store: CreatedStore;
+let key: string;
+
+beforeAll(async () => {
+  stack = await startStack();
+  store = await stack.createStore('Workflow');
+  key = store.keys.test.secretKey;
+  await connectAllRails(stack, store.clientId, 'test');
+});
+afterAll(async () => stack?.stop());
+
+const auth = () => ({ kind: 'secret' as const, storeId: store.clientId, storeName: 'Workflow', environment: 'test' as const, keyId: '' });
+const deps = () => ({
+  config: stack.config,
+  pool: stack.pool,
+  temporal: stack.temporal,
+  rateLimitStore: undefined as never,
+  rates: new RateService({ testKesPerUsdt: '130', sources: defaultLiveSources(undefined) }),
+});
+
+async function createLink(payload: Record<string, unknown>) {
+  const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; bscAddress: string };
+}
+
+const getLink = async (id: string) => (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key })).body;
+const handle = (id: string) => stack.temporal.workflow.getHandle(paymentLinkWorkflowId(id));
+const statusIs = (id: string, status: string) => async () => {
+  const link = await getLink(id);
+  return link.status === status ? link : undefined;
+};
+
+const bscPayment = (key: string, usdt: bigint, from = '0x00000000000000000000000000000000000000aa'): PaymentReport => ({
+  rail: 'USDT_BSC',
+  key,
+  externalId: `0x${key.padStart(64, '0')}`,
+  payer: from,
+  amountMinor: String(usdt * 10n ** 12n), // micro-USDT → 18 decimals
+  decimals: 18,
+  blockNumber: 100,
+});
+
+describe('simulated payments (test keys)', () => {
+  it('confirms a link through the workflow and writes the event to the outbox once', async () => {
+    const link = await createLink({ usdtAmount: '5', enabledRails: ['MOBILE_MONEY', 'USDT_BSC'], merchantRef: 'sim-1', metadata: { a: 1 } });
+    const res = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_BSC', simulated: true, amountReceived: '5' });
+    expect(res.body.externalId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(Date.parse(res.body.confirmedAt)).not.toBeNaN();
+    const events = await stack.pool.any(sql.type(z.object({ type: z.string(), payload: z.any() }))`
+      SELECT type, payload FROM events WHERE dedupe_key = ${`payment_link.confirmed:${link.id}`}`);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload.data).toMatchObject({ id: link.id, merchantRef: 'sim-1', metadata: { a: 1 }, status: 'CONFIRMED' });
+
+    const again = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
+    expect(again.status).toBe(409);
+    const desc = await handle(link.id).describe();
+    expect(desc.typedSearchAttributes.get(searchAttributes.status)).toBe('CONFIRMED');
+    expect(desc.typedSearchAttributes.get(searchAttributes.merchantRef)).toBe('sim-1');
+    expect(desc.typedSearchAttributes.get(searchAttributes.rail)).toBe('USDT_BSC');
+  });
+
+  it('pays by mobile money with the KES amount', async () => {
+    const link = await createLink({ usdtAmount: '1', enabledRails: ['MOBILE_MONEY'] });
+    const res = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'MOBILE_MONEY' } });
+    expect(res.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'MOBILE_MONEY', payer: '254700000000' });
+    expect(res.body.payments[0]).toMatchObject({ rail: 'MOBILE_MONEY', amount: '130', disposition: 'payment' });
+  });
+
+  it('refuses a live key (403) and a rail the link does not have (400)', async () => {
+    const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
+    const wrongRail = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'USDT_TRON' } });
+    expect(wrongRail.status).toBe(400);
+    const live = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key: store.keys.live.secretKey, payload: { rail: 'USDT_BSC' } });
+    expect(live.status).toBe(403);
+    expect((await getLink(link.id)).status).toBe('PENDING');
+  });
+});
+
+describe('on-chain payment rules', () => {
+  it('goes PROCESSING when seen, back to PENDING on a reorg, CONFIRMED at depth', async () => {
+    const link = await createLink({ usdtAmount: '2', enabledRails: ['USDT_BSC'] });
+    await handle(link.id).signal(paymentSeen, bscPayment('a1', 2_000_000n));
+    await eventually(statusIs(link.id, 'PROCESSING'), 'PROCESSING');
+    await handle(link.id).signal(paymentDropped, { rail: 'USDT_BSC', key: 'a1' });
+    const pending = await eventually(statusIs(link.id, 'PENDING'), 'PENDING after reorg');
+    expect(pending.payments[0]).toMatchObject({ state: 'dropped' });
+    await handle(link.id).signal(paymentSeen, bscPayment('a2', 2_000_000n));
+    await handle(link.id).signal(paymentConfirmed, bscPayment('a2', 2_000_000n, '0x00000000000000000000000000000000000000bb'));
+    const confirmed = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED');
+    expect(confirmed).toMatchObject({ confirmedRail: 'USDT_BSC', externalId: `0x${'a2'.padStart(64, '0')}`, payer: '0x00000000000000000000000000000000000000bb' });
+    await maybeRecordHistory(handle(link.id), 'payment-link-reorg-then-confirmed');
+  });
+
+  it('adds up underpayments and records an overpayment and a double payment', async () => {
+    const link = await createLink({ usdtAmount: '10', enabledRails: ['USDT_BSC'] });
+    await handle(link.id).signal(paymentConfirmed, bscPayment('u1', 4_000_000n));
+    const partial = await eventually(async () => {
+      const l = await getLink(link.id);
+      return l.amountReceived === '4' ? l : undefined;
+    }, 'partial amount');
+    expect(partial.status).toBe('PENDING');
+    expect(partial.payments[0]).toMatchObject({ disposition: 'underpaid', amount: '4' });
+    await handle(link.id).signal(paymentConfirmed, bscPayment('u2', 6_500_000n));
+    const done = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED');
+    expect(done.amountReceived).toBe('10.5');
+    expect(done.payments.map((p: { disposition: string }) => p.disposition)).toEqual(['underpaid', 'overpaid']);
+    await handle(link.id).signal(paymentConfirmed, bscPayment('u3', 10_000_000n));
+    await eventually(async () => ((await getLink(link.id)).payments.length === 3 ? true : undefined), 'double payment recorded');
+    const after = await getLink(link.id);
+    expect(after.status).toBe('CONFIRMED');
+    expect(after.payments[2]).toMatchObject({ disposition: 'duplicate', amount: '10' });
+    // The same transfer reported twice counts once.
+    await handle(link.id).signal(paymentConfirmed, bscPayment('u3', 10_000_000n));
+    const state = await handle(link.id).query(linkState);
+    expect(state.payments.filter((p) => p.key === 'u3')).toHaveLength(1);
+  });
+
+  it('accepts a shortfall within the store tolerance', async () => {
+    const s = await stack.createStore('Tolerant');
+    await connectAllRails(stack, s.clientId, 'test');
+    await updateStorePolicy(stack.pool, s.clientId, 'test', { underpaymentToleranceBps: 100 });
+    const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '10', enabledRails: ['USDT_BSC'] } });
+    await handle(res.body.id).signal(paymentConfirmed, bscPayment('t1', 9_900_000n));
+    const l = await eventually(async () => {
+      const got = (await stack.request({ method: 'GET', url: `/v1/payment-links/${res.body.id}`, key: s.keys.test.secretKey })).body;
+      return got.status === 'CONFIRMED' ? got : undefined;
+    }, 'CONFIRMED within tolerance');
+    expect(l.amountReceived).toBe('9.9');
+  });
+});
+
+describe('expiry', () => {
+  it('expires a PENDING link at its deadline and settles a late full payment within the watch window', async () => {
+    await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1 });
+    const link = await createPaymentLink(deps(), auth(), { usdtAmount: '1', enabledRails: ['USDT_BSC'], expiresInMinutes: 0.03 });
+    await eventually(statusIs(link.id, 'EXPIRED'), 'EXPIRED');
+    const cancel = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key });
+    expect(cancel.status).toBe(409);
+    await handle(link.id).signal(paymentConfirmed, bscPayment('late1', 1_000_000n));
+    const late = await eventually(statusIs(link.id, 'CONFIRMED'), 'late CONFIRMED');
+    expect(late.payments[0]).toMatchObject({ disposition: 'late' });
+    await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1440 });
+  });
+
+  it('ends the workflow and stops watching when the window closes', async () => {
+    await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 0 });
+    const link = await createPaymentLink(deps(), auth(), { usdtAmount: '1', enabledRails: ['USDT_BSC'], expiresInMinutes: 0.02 });
+    expect(await handle(link.id).result()).toBe('EXPIRED');
+    expect((await getLink(link.id)).status).toBe('EXPIRED');
+    const watched = await stack.pool.anyFirst(sql.type(z.object({ owner_id: z.string() }))`
+      SELECT owner_id FROM watched_addresses WHERE owner_id = ${link.id}`);
+    expect(watched).toEqual([]);
+    await maybeRecordHistory(handle(link.id), 'payment-link-expired');
+    await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1440 });
+  });
+
+  it('records a payment to a cancelled link without confirming it', async () => {
+    const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
+    await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key });
+    await handle(link.id).signal(paymentConfirmed, bscPayment('c1', 1_000_000n));
+    const l = await eventually(async () => {
+      const got = await getLink(link.id);
+      return got.payments.length === 1 ? got : undefined;
+    }, 'payment recorded');
+    expect(l.status).toBe('CANCELLED');
+    expect(l.payments[0]).toMatchObject({ disposition: 'after_cancel', state: 'confirmed' });
+  });
+});
