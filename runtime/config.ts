@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseKeyring, type Keyring } from '../domain/crypto/credentials.js';
+import { railEndpointProblems } from './rail-endpoints.js';
 
 /**
  * Every setting the service reads, parsed once at boot. No other module reads `process.env`:
@@ -23,7 +25,19 @@ const envSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().regex(/^[\w.-]*$/).default(''),
   PGLITE_PORT: z.coerce.number().int().optional(),
   REDIS_URL: z.string().optional(),
-  ENCRYPTION_KEY: z.string().optional(),
+  // One base64 key, or `keyId:base64,keyId:base64` (the first encrypts): see docs/mobile-money.md.
+  ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .transform((value, ctx): Keyring | undefined => {
+      if (!value) return undefined;
+      try {
+        return parseKeyring(value);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   MPESA_SANDBOX_URL: z.string().url().default('https://sandbox.safaricom.co.ke'),
   MPESA_LIVE_URL: z.string().url().default('https://api.safaricom.co.ke'),
   TEST_KES_PER_USDT: z
@@ -31,6 +45,10 @@ const envSchema = z.object({
     .regex(/^\d+(\.\d{1,6})?$/, 'a positive decimal such as 130 or 129.5')
     .default('130'),
   RATE_URL: z.string().optional(),
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1), // shrinks every webhook timer; tests and demos only (docs/webhooks.md)
+  WEBHOOK_DNS_SERVERS: z.string().optional(), // comma-separated `ip[:port]` that resolve live webhook hosts; unset → the system's resolv.conf
+  CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
+  CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -52,10 +70,14 @@ export interface Config {
   };
   readonly pglitePort: number | undefined;
   readonly redisUrl: string | undefined;
-  readonly encryptionKey: string | undefined;
+  /** Parsed ENCRYPTION_KEY; unset means test credentials use a key generated into DATA_DIR and live ones are refused. */
+  readonly encryptionKeys: Keyring | undefined;
   readonly mpesa: { readonly sandboxUrl: string; readonly liveUrl: string };
   readonly testKesPerUsdt: string;
   readonly rateUrl: string | undefined;
+  readonly webhooks: { readonly retryScale: number; readonly dnsServers: readonly string[] };
+  readonly chainWatchers: boolean;
+  readonly chainPollMs: number | undefined;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** Per-rail overrides read from `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>`. */
   readonly railOverrides: Readonly<Record<string, string>>;
@@ -80,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const [name, value] of Object.entries(env)) {
     if (railOverridePattern.test(name) && value) railOverrides[name] = value;
   }
+  if (railEndpointProblems(railOverrides).length) throw new ConfigError(railEndpointProblems(railOverrides));
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
@@ -98,10 +121,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     pglitePort: e.PGLITE_PORT,
     redisUrl: e.REDIS_URL || undefined,
-    encryptionKey: e.ENCRYPTION_KEY || undefined,
+    encryptionKeys: e.ENCRYPTION_KEY,
     mpesa: Object.freeze({ sandboxUrl: e.MPESA_SANDBOX_URL, liveUrl: e.MPESA_LIVE_URL }),
     testKesPerUsdt: e.TEST_KES_PER_USDT,
     rateUrl: e.RATE_URL || undefined,
+    webhooks: Object.freeze({ retryScale: e.WEBHOOK_RETRY_SCALE, dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean) }),
+    chainWatchers: e.CHAIN_WATCHERS === 'on',
+    chainPollMs: e.CHAIN_POLL_MS,
     logLevel: e.LOG_LEVEL,
     railOverrides: Object.freeze(railOverrides),
   });

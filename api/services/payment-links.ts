@@ -16,6 +16,7 @@ import { paymentLinkWorkflowId, type PaymentLinkInput } from '../../workflows/pa
 import type { paymentLink } from '../../workflows/payment-link.js';
 import { paymentLinkDetailDto, paymentLinkDto } from '../dto/payment-link.js';
 import type { ApiDeps } from '../deps.js';
+import { ensureChainWatchers } from './chain-watchers.js';
 import type { AuthContext } from '../plugins/auth.js';
 
 const zShortcode = z.object({ shortcode: z.string() });
@@ -126,6 +127,7 @@ export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input:
     webhookTaskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'webhooks'),
   };
   try {
+    await ensureChainWatchers(deps.temporal, deps.config, input.enabledRails, auth.environment);
     await deps.temporal.workflow.start<typeof paymentLink>('paymentLink', {
       workflowId: paymentLinkWorkflowId(id),
       taskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'payments'),

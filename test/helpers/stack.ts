@@ -19,6 +19,8 @@ export interface Stack {
   temporal: Client;
   config: Config;
   workers: WorkerSet;
+  /** Stops every worker (as a crash or deploy would), runs `whileDown`, then starts fresh ones. */
+  restartWorkers(whileDown?: () => Promise<void>): Promise<void>;
   createStore(name?: string): Promise<CreatedStore>;
   baseUrl: string;
   /** An HTTP request to the listening app; `key` goes in x-api-key. */
@@ -46,14 +48,16 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     TASK_QUEUE_PREFIX: `t${randomToken(8)}-`,
     PUBLIC_BASE_URL: 'http://malipo.test',
     LOG_LEVEL: 'silent',
+    CHAIN_WATCHERS: 'off',
     ...env,
   });
   const pool = await openPool(db.url, 5);
   const connection = await Connection.connect({ address: temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-  const workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
-  const running = workers.run();
+  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
+  let workers = await newWorkers();
+  let running = workers.run();
   const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -65,7 +69,16 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     pool,
     temporal,
     config,
-    workers,
+    get workers() {
+      return workers;
+    },
+    async restartWorkers(whileDown?: () => Promise<void>) {
+      await workers.shutdown();
+      await running;
+      await whileDown?.();
+      workers = await newWorkers();
+      running = workers.run();
+    },
     createStore: (name = 'Test store') => createStore(pool, name, config.keyPrefix),
     request({ key, headers, ...req }) {
       return httpCall(baseUrl, { ...req, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });

@@ -1,0 +1,37 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { ChainActivities, EvmStyleRail } from '../activities/chains/index.js';
+import type { Cursor } from '../db/chain-repo.js';
+
+// Chain calls back off (a node or provider down) and never give up: the cursor waits with them.
+const chains = proxyActivities<ChainActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: undefined,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+export interface ChainWatcherInput {
+  rail: EvmStyleRail;
+  environment: 'test' | 'live';
+  cursor: Cursor | null;
+  pollMs: number;
+}
+
+export const chainWatcherWorkflowId = (rail: string, env: string): string => `chain-watcher/${rail}/${env}`;
+
+/** Ticks per run before continue-as-new: about 10 history events each, far below the limits. */
+const ticksPerRun = 500;
+
+/**
+ * One watcher per (rail, environment): tick, and when caught up with the head, wait a poll
+ * interval. The cursor travels in the input across continue-as-new (and is saved in PostgreSQL
+ * by every tick), so a restart resumes exactly where the last tick ended.
+ */
+export async function chainWatcher(input: ChainWatcherInput): Promise<void> {
+  let cursor = input.cursor;
+  for (let i = 0; i < ticksPerRun; i++) {
+    const tick = await chains.scanChainTick({ rail: input.rail, environment: input.environment, cursor });
+    cursor = tick.cursor;
+    if (tick.caughtUp) await sleep(input.pollMs);
+  }
+  await continueAsNew<typeof chainWatcher>({ ...input, cursor });
+}
