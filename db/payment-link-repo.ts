@@ -31,16 +31,18 @@ export const linkRowSchema = z.object({
   payer: z.string().nullable(),
   amount_received_minor: z.string(),
   simulated: z.boolean(),
+  kind: z.enum(['payment_link', 'invoice']),
 });
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
   enabled_rails, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
-  amount_received_minor, simulated`;
+  amount_received_minor, simulated, kind`;
 
 export interface NewLink {
   id: string;
+  kind: 'payment_link' | 'invoice';
   storeId: string;
   environment: Environment;
   usdtAmount: string;
@@ -72,10 +74,10 @@ export async function allocateAddressIndex(db: CommonQueryMethods, storeId: stri
 
 export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
   const row = await db.one(sql.type(linkRowSchema)`
-    INSERT INTO payment_links (id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
+    INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
       enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode,
       description, merchant_ref, metadata, redirect_url, expires_at)
-    VALUES (${l.id}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
+    VALUES (${l.id}, ${l.kind}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
       ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference},
       ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
       ${l.redirectUrl}, ${l.expiresAt})
@@ -87,20 +89,20 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
   for (const [family, address] of watched) {
     await db.query(sql.unsafe`
       INSERT INTO watched_addresses (family, environment, address, owner_kind, owner_id, store_id, watch_until)
-      VALUES (${family}, ${l.environment}, ${address}, 'payment_link', ${l.id}, ${l.storeId}, ${l.watchUntil})`);
+      VALUES (${family}, ${l.environment}, ${address}, ${l.kind}, ${l.id}, ${l.storeId}, ${l.watchUntil})`);
   }
   return row;
 }
 
 export async function deleteLink(db: CommonQueryMethods, id: string): Promise<void> {
-  await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_kind = 'payment_link' AND owner_id = ${id}`);
+  await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${id}`);
   await db.query(sql.unsafe`DELETE FROM payment_links WHERE id = ${id}`);
 }
 
 /** A link of this store and environment, or null: another store's link looks exactly like none. */
 export async function findLink(db: CommonQueryMethods, storeId: string, env: Environment, id: string): Promise<LinkRow | null> {
   return db.maybeOne(sql.type(linkRowSchema)`
-    SELECT ${columns} FROM payment_links WHERE id = ${id} AND store_id = ${storeId} AND environment = ${env}`);
+    SELECT ${columns} FROM payment_links WHERE id = ${id} AND store_id = ${storeId} AND environment = ${env} AND kind = 'payment_link'`);
 }
 
 export async function findLinkById(db: CommonQueryMethods, id: string): Promise<LinkRow | null> {
@@ -115,12 +117,12 @@ export async function listLinks(
   const [rows, total] = await Promise.all([
     pool.any(sql.type(linkRowSchema)`
       SELECT ${columns} FROM payment_links
-      WHERE store_id = ${q.storeId} AND environment = ${q.environment} ${statusFilter}
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${statusFilter}
       ORDER BY created_at DESC, id DESC
       LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`),
     pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM payment_links
-      WHERE store_id = ${q.storeId} AND environment = ${q.environment} ${statusFilter}`),
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${statusFilter}`),
   ]);
   return { rows: [...rows], total };
 }

@@ -8,6 +8,10 @@ import type { LinkStatus } from '../domain/states.js';
  * (the M-Pesa prompt, cancel, a simulated payment) are updates with validators; state is a query.
  */
 export const paymentLinkWorkflowId = (linkId: string): string => `payment-link/${linkId}`;
+export const invoiceWorkflowId = (invoiceId: string): string => `invoice/${invoiceId}`;
+/** Payment links and invoices run the same workflow code under their own ids. */
+export const requestWorkflowId = (kind: 'payment_link' | 'invoice', id: string): string =>
+  kind === 'invoice' ? invoiceWorkflowId(id) : paymentLinkWorkflowId(id);
 
 export interface PaymentLinkInput {
   linkId: string;

@@ -9,7 +9,7 @@ import type { UsdtRail } from '../../domain/rails.js';
 import {
   paymentConfirmed,
   paymentDropped,
-  paymentLinkWorkflowId,
+  requestWorkflowId,
   paymentSeen,
   type PaymentReport,
 } from '../../workflows/payment-link-contract.js';
@@ -31,7 +31,7 @@ export interface SignalDeps {
 }
 
 export const ownerWorkflowId = (d: Pick<DepositRow, 'owner_kind' | 'owner_id'>): string =>
-  d.owner_kind === 'invoice' ? `invoice/${d.owner_id}` : paymentLinkWorkflowId(d.owner_id);
+  requestWorkflowId(d.owner_kind === 'invoice' ? 'invoice' : 'payment_link', d.owner_id);
 
 function report(rail: UsdtRail, d: DepositRow): PaymentReport {
   return {

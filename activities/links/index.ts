@@ -1,7 +1,9 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { insertEvent } from '../../db/event-repo.js';
 import { findLinkById, listLinkPayments } from '../../db/payment-link-repo.js';
+import { invoiceDto } from '../../api/dto/invoice.js';
 import { paymentLinkDetailDto } from '../../api/dto/payment-link.js';
+import { findInvoiceView } from '../../db/invoice-repo.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../workflows/payment-link-contract.js';
 import type { ActivityDeps } from '../index.js';
@@ -63,7 +65,8 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
     },
 
     /**
-     * Confirms the link, records the payment and writes the `payment_link.confirmed` event in one
+     * Confirms the link (or invoice), records the payment and writes the `payment_link.confirmed`
+     * (`invoice.paid`) event in one
      * transaction (the outbox). Returns the event id for dispatch; the same id on every retry.
      */
     async confirmLink(input: {
@@ -83,12 +86,16 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
             simulated = ${r.simulated ?? false}, updated_at = now(), version = version + 1
           WHERE id = ${input.linkId} AND status = ANY(${sql.array(input.from, 'text')})`);
         const row = (await findLinkById(tx, input.linkId))!;
-        const data = paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config.checkoutBaseUrl);
+        const invoice = row.kind === 'invoice';
+        const data = invoice
+          ? invoiceDto((await findInvoiceView(tx, input.linkId))!)
+          : paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config.checkoutBaseUrl);
+        const type = invoice ? 'invoice.paid' : 'payment_link.confirmed';
         const event = await insertEvent(tx, {
           storeId: row.store_id,
           environment: row.environment,
-          type: 'payment_link.confirmed',
-          dedupeKey: `payment_link.confirmed:${input.linkId}`,
+          type,
+          dedupeKey: `${type}:${input.linkId}`,
           data,
           createdAt: input.confirmedAt,
         });
@@ -98,7 +105,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
 
     /** The watch window is over: chain watchers stop matching this link's addresses. */
     async stopWatchingLink(input: { linkId: string }): Promise<void> {
-      await pool.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_kind = 'payment_link' AND owner_id = ${input.linkId}`);
+      await pool.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${input.linkId}`);
     },
   };
 }

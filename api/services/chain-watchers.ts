@@ -24,7 +24,7 @@ const started = new Set<string>();
  */
 export async function ensureChainWatchers(temporal: Client, config: Config, rails: readonly RailId[], env: Environment): Promise<void> {
   if (!config.chainWatchers) return;
-  const wanted = rails.filter((r): r is Exclude<UsdtRail, 'USDT_SOL'> => r !== 'MOBILE_MONEY' && r !== 'USDT_SOL');
+  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY');
   await Promise.all(
     wanted.map(async (rail) => {
       const id = chainWatcherWorkflowId(rail, env);

@@ -1,25 +1,15 @@
-import { WorkflowIdReusePolicy, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { sql } from 'slonik';
-import { z } from 'zod';
-import { allocateAddressIndex, deleteLink, findLink, insertLink, listLinkPayments, type LinkRow } from '../../db/payment-link-repo.js';
-import { findStoreConnections, findStorePolicy, findWalletKeys } from '../../db/store-repo.js';
-import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
+import { findLink, listLinkPayments, type LinkRow } from '../../db/payment-link-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
-import { formatUsdt, kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
-import { availableRails, rails, type RailId, type RailRequirement } from '../../domain/rails.js';
 import { newId } from '../../domain/ids.js';
-import { newSolanaReference } from '../../domain/solana-pay.js';
-import { searchAttributes } from '../../domain/search-attributes.js';
-import { taskQueueName } from '../../domain/task-queues.js';
-import { paymentLinkWorkflowId, type PaymentLinkInput } from '../../workflows/payment-link-contract.js';
-import type { paymentLink } from '../../workflows/payment-link.js';
+import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
+import type { RailId } from '../../domain/rails.js';
+import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 import { paymentLinkDetailDto, paymentLinkDto } from '../dto/payment-link.js';
 import type { ApiDeps } from '../deps.js';
-import { ensureChainWatchers } from './chain-watchers.js';
 import type { AuthContext } from '../plugins/auth.js';
-
-const zShortcode = z.object({ shortcode: z.string() });
+import { assertRailsAvailable, openPaymentRequest } from './payment-requests.js';
 
 export interface CreateLinkInput {
   usdtAmount?: string;
@@ -32,12 +22,6 @@ export interface CreateLinkInput {
   redirectUrl?: string;
 }
 
-const howToConnect: Record<RailRequirement, string> = {
-  mobile_money: 'connect an M-Pesa paybill or till (POST /v1/merchant/clients/:clientId/mobile-money/connect)',
-  tron_xpub: 'register a TRON account xpub (PUT /v1/merchant/clients/:clientId/wallets/tron)',
-  evm_xpub: 'register an EVM account xpub (PUT /v1/merchant/clients/:clientId/wallets/evm)',
-  solana_wallet: 'connect a Solana wallet (PUT /v1/merchant/clients/:clientId/wallets/solana)',
-};
 
 /** Amounts of a new link: USDT due, KES shown, and the rate that links them (locked for the link's life). */
 async function resolveAmounts(deps: ApiDeps, auth: AuthContext, input: CreateLinkInput) {
@@ -63,91 +47,27 @@ async function resolveAmounts(deps: ApiDeps, auth: AuthContext, input: CreateLin
 }
 
 /**
- * Creates a payment link: checks rail availability, fixes amounts, takes addresses from the
- * link branch, writes the read model and starts the link's workflow. If the workflow cannot be
- * started the row is removed again, so no link exists without the workflow that owns it.
+ * Creates a payment link: checks rail availability, fixes amounts, and opens the payment request
+ * (addresses, read model, workflow; see payment-requests.ts).
  */
 export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input: CreateLinkInput) {
-  const connections = await findStoreConnections(deps.pool, auth.storeId, auth.environment);
-  const available = availableRails(connections);
-  for (const rail of input.enabledRails) {
-    if (!available.includes(rail)) {
-      throw new AppError('rail_not_available', `${rail} is not available for this store in ${auth.environment}: ${howToConnect[rails[rail].requires]}.`, 'enabledRails');
-    }
-  }
+  await assertRailsAvailable(deps, auth, input.enabledRails, 'enabledRails');
   const { usdtMicro, kes, rate } = await resolveAmounts(deps, auth, input);
-  const policy = await findStorePolicy(deps.pool, auth.storeId, auth.environment);
-  const has = (r: RailId) => input.enabledRails.includes(r);
-  const needsEvm = has('USDT_BSC') || has('USDT_ETH') || has('USDT_POLYGON');
-  const id = newId('paymentLink');
-  const nowMs = Date.now();
-  const expiresAtMs = nowMs + input.expiresInMinutes * 60_000;
-
-  const row = await deps.pool.transaction(async (tx) => {
-    const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
-    const index = has('USDT_TRON') || needsEvm ? await allocateAddressIndex(tx, auth.storeId, auth.environment) : null;
-    const shortcode = has('MOBILE_MONEY')
-      ? await tx.maybeOneFirst(sql.type(zShortcode)`SELECT shortcode FROM mobile_money_connections WHERE store_id = ${auth.storeId} AND environment = ${auth.environment}`)
-      : null;
-    return insertLink(tx, {
-      id,
-      storeId: auth.storeId,
-      environment: auth.environment,
-      usdtAmount: formatUsdt(usdtMicro),
-      mobileMoneyAmount: kes,
-      kesPerUsdt: rate?.kesPerUsdt ?? null,
-      rateSource: rate?.source ?? null,
-      enabledRails: input.enabledRails,
-      addressIndex: index,
-      tronAddress: has('USDT_TRON') ? deriveAddress(keys.tron!, 'tron', linkBranch, index!) : null,
-      evmAddress: needsEvm ? deriveAddress(keys.evm!, 'evm', linkBranch, index!) : null,
-      solanaAddress: has('USDT_SOL') ? keys.solana : null,
-      solanaReference: has('USDT_SOL') ? newSolanaReference() : null,
-      mobileMoneyShortcode: shortcode ?? null,
-      description: input.description ?? null,
-      merchantRef: input.merchantRef ?? null,
-      metadata: input.metadata ?? null,
-      redirectUrl: input.redirectUrl ?? null,
-      expiresAt: new Date(expiresAtMs).toISOString(),
-      watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
-    });
-  });
-
-  const workflowInput: PaymentLinkInput = {
-    linkId: id,
-    storeId: auth.storeId,
-    environment: auth.environment,
-    enabledRails: input.enabledRails,
-    usdtAmountMicro: String(usdtMicro),
-    mobileMoneyAmount: kes,
+  const row = await openPaymentRequest(deps, auth, {
+    kind: 'payment_link',
+    id: newId('paymentLink'),
+    rails: input.enabledRails,
+    usdtMicro,
+    kes,
+    rate,
+    description: input.description ?? null,
     merchantRef: input.merchantRef ?? null,
-    expiresAtMs: Date.parse(row.expires_at),
-    lateWatchMinutes: policy.lateWatchMinutes,
-    underpaymentToleranceBps: policy.underpaymentToleranceBps,
-    webhookTaskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'webhooks'),
-  };
-  try {
-    await ensureChainWatchers(deps.temporal, deps.config, input.enabledRails, auth.environment);
-    await deps.temporal.workflow.start<typeof paymentLink>('paymentLink', {
-      workflowId: paymentLinkWorkflowId(id),
-      taskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'payments'),
-      args: [workflowInput],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: [
-        { key: searchAttributes.status, value: 'PENDING' },
-        { key: searchAttributes.store, value: auth.storeId },
-        { key: searchAttributes.environment, value: auth.environment },
-        ...(input.merchantRef ? [{ key: searchAttributes.merchantRef, value: input.merchantRef.slice(0, 200) }] : []),
-      ],
-    });
-  } catch (err) {
-    await deleteLink(deps.pool, id).catch(() => undefined);
-    deps.logger?.error({ err, linkId: id }, 'could not start the payment-link workflow');
-    throw new AppError('upstream_unavailable', 'The payment engine is unavailable; the link was not created. Retry with the same Idempotency-Key.');
-  }
+    metadata: input.metadata ?? null,
+    redirectUrl: input.redirectUrl ?? null,
+    expiresInMinutes: input.expiresInMinutes,
+  });
   return paymentLinkDto(row, deps.config.checkoutBaseUrl);
 }
-
 
 export async function getPaymentLink(deps: ApiDeps, auth: AuthContext, id: string) {
   const row = await findLink(deps.pool, auth.storeId, auth.environment, id);

@@ -1,0 +1,48 @@
+import { z } from 'zod/v4';
+import { findInvoiceView } from '../../../db/invoice-repo.js';
+import { newId } from '../../../domain/ids.js';
+import { parseUsdt } from '../../../domain/money.js';
+import { invoiceDto, invoiceNetworks, railOfNetwork } from '../../dto/invoice.js';
+import { assertRailsAvailable, openPaymentRequest } from '../../services/payment-requests.js';
+import { defineRoute } from '../../route.js';
+import { usdtAmountSchema } from '../common-schemas.js';
+import { invoiceSchema } from './schemas.js';
+
+export const createInvoiceRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/invoices',
+  operationId: 'createInvoice',
+  summary: 'Create a single-network USDT invoice (environment from the key)',
+  tags: ['Invoices'],
+  auth: 'secret',
+  body: z.strictObject({
+    amount: usdtAmountSchema,
+    network: z.enum(invoiceNetworks),
+    token: z.literal('USDT', { error: 'only USDT is supported' }).default('USDT'),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized')
+      .optional(),
+    expiresInMinutes: z.number().int('must be an integer').min(1).max(43_200).default(1440),
+  }),
+  responses: { 201: { description: 'Created (the same shape as the public lookup)', schema: invoiceSchema } },
+  handler: async ({ deps, auth, body, reply }) => {
+    const rail = railOfNetwork[body.network];
+    await assertRailsAvailable(deps, auth, [rail], 'network');
+    const row = await openPaymentRequest(deps, auth, {
+      kind: 'invoice',
+      id: newId('invoice'),
+      rails: [rail],
+      usdtMicro: parseUsdt(body.amount),
+      kes: null,
+      rate: null,
+      description: null,
+      merchantRef: null,
+      metadata: body.metadata ?? {},
+      redirectUrl: null,
+      expiresInMinutes: body.expiresInMinutes,
+    });
+    reply.status(201);
+    return invoiceDto((await findInvoiceView(deps.pool, row.id))!);
+  },
+});

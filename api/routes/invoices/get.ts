@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod/v4';
+import { findInvoiceView } from '../../../db/invoice-repo.js';
+import { notFound } from '../../../domain/errors.js';
+import { invoiceDto } from '../../dto/invoice.js';
+import { defineRoute } from '../../route.js';
+import { invoiceSchema } from './schemas.js';
+
+/**
+ * The public invoice lookup, polled every 4 to 5 seconds by checkout pages. One indexed query;
+ * an ETag lets an unchanged poll end in a bodiless 304; `no-cache` makes browsers revalidate.
+ */
+export const getInvoiceRoute = defineRoute({
+  method: 'GET',
+  url: '/v1/invoices/:id',
+  operationId: 'getInvoice',
+  summary: 'Public invoice lookup (no authentication): the safe shape',
+  tags: ['Invoices'],
+  auth: 'none',
+  rateLimitPerMinute: 300,
+  params: z.object({ id: z.string().regex(/^inv_[0-9a-z]{24}$/) }),
+  responses: { 200: { description: 'The invoice', schema: invoiceSchema }, 304: { description: 'Not modified since the ETag' } },
+  handler: async ({ deps, params, request, reply }) => {
+    const view = await findInvoiceView(deps.pool, params.id);
+    if (!view) throw notFound('invoice');
+    const body = invoiceDto(view);
+    const etag = `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
+    reply.header('etag', etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === etag) return reply.status(304).send();
+    return body;
+  },
+});

@@ -1,0 +1,22 @@
+import { z } from 'zod/v4';
+import { environments } from '../../../domain/environment.js';
+import { invoiceNetworks, invoiceStatuses } from '../../dto/invoice.js';
+
+export const invoiceSchema = z
+  .object({
+    id: z.string().meta({ example: 'inv_…' }),
+    amount: z.string().describe('Six fractional digits').meta({ example: '25.000000' }),
+    token: z.literal('USDT'),
+    network: z.enum(invoiceNetworks),
+    status: z.enum(invoiceStatuses),
+    paymentAddress: z.string(),
+    expiresAt: z.string(),
+    txHash: z.string().nullable(),
+    confirmations: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    simulated: z.boolean(),
+    environment: z.enum(environments),
+    publishableKey: z.string(),
+  })
+  .strict()
+  .meta({ id: 'Invoice' });
