@@ -8,6 +8,7 @@ export const errorCodes = {
   missing_field: 400,
   invalid_json: 400,
   rail_not_available: 400,
+  wallet_not_connected: 400,
   credentials_rejected: 422,
   missing_api_key: 401,
   invalid_api_key: 401,

@@ -1,6 +1,9 @@
 import type { RouteDef } from '../route.js';
 import { listClientChains } from './chains/for-client.js';
 import { listChains } from './chains/list.js';
+import { connectSolanaWalletRoute } from './merchant-wallets/connect-solana.js';
+import { connectEvmWalletRoute, connectTronWalletRoute } from './merchant-wallets/connect-xpub.js';
+import { disconnectEvmWalletRoute, disconnectSolanaWalletRoute, disconnectTronWalletRoute } from './merchant-wallets/disconnect.js';
 import { cancelPaymentLinkRoute } from './payment-links/cancel.js';
 import { createPaymentLinkRoute } from './payment-links/create.js';
 import { getPaymentLinkRoute } from './payment-links/get.js';
@@ -9,6 +12,8 @@ import { simulatePaymentRoute } from './payment-links/simulate.js';
 import { getStoreSettingsRoute, updateStoreSettingsRoute } from './store-settings/routes.js';
 import { health } from './system/health.js';
 import { openapi } from './system/openapi.js';
+import { derivedWalletBalanceRoute } from './wallets/balance.js';
+import { deriveWalletRoute } from './wallets/derive.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -19,6 +24,14 @@ export const allRoutes: RouteDef[] = [
   simulatePaymentRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
+  connectTronWalletRoute,
+  disconnectTronWalletRoute,
+  connectEvmWalletRoute,
+  disconnectEvmWalletRoute,
+  connectSolanaWalletRoute,
+  disconnectSolanaWalletRoute,
+  deriveWalletRoute,
+  derivedWalletBalanceRoute,
   listChains,
   listClientChains,
   health,

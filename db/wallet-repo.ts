@@ -1,0 +1,43 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Environment } from '../domain/environment.js';
+
+/**
+ * The store's registered wallets (`store_wallets`: TRON/EVM account xpubs, the Solana wallet
+ * address) and the receive-branch high-water mark of the derive endpoint. Reading the keys is
+ * `findWalletKeys` in store-repo, shared with payment-link creation.
+ */
+export type WalletSlot = 'tron' | 'evm' | 'solana';
+
+/** Registers or replaces the key of one slot; the same key again is a no-op that keeps `connected_at`. */
+export async function upsertWallet(db: CommonQueryMethods, storeId: string, env: Environment, slot: WalletSlot, publicKey: string): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO store_wallets (store_id, environment, kind, public_key)
+    VALUES (${storeId}, ${env}, ${slot}, ${publicKey})
+    ON CONFLICT (store_id, environment, kind) DO UPDATE
+      SET public_key = EXCLUDED.public_key, connected_at = now()
+      WHERE store_wallets.public_key <> EXCLUDED.public_key`);
+}
+
+/** Disconnects one slot; false when nothing was connected there. */
+export async function deleteWallet(db: CommonQueryMethods, storeId: string, env: Environment, slot: WalletSlot): Promise<boolean> {
+  const deleted = await db.maybeOneFirst(sql.type(z.object({ kind: z.string() }))`
+    DELETE FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = ${slot} RETURNING kind`);
+  return deleted !== null;
+}
+
+/** Raises the highest derived index to `index` if it is higher; never lowers it. One statement, so concurrent calls cannot lose a raise. */
+export async function raiseHighestDerivedIndex(db: CommonQueryMethods, storeId: string, env: Environment, index: number): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO derived_index_marks (store_id, environment, highest_index)
+    VALUES (${storeId}, ${env}, ${index})
+    ON CONFLICT (store_id, environment) DO UPDATE
+      SET highest_index = EXCLUDED.highest_index, updated_at = now()
+      WHERE derived_index_marks.highest_index < EXCLUDED.highest_index`);
+}
+
+/** The highest index derive has handed out, or null when it never ran (for the transfer watcher). */
+export async function findHighestDerivedIndex(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number | null> {
+  return db.maybeOneFirst(sql.type(z.object({ highest_index: z.number() }))`
+    SELECT highest_index FROM derived_index_marks WHERE store_id = ${storeId} AND environment = ${env}`);
+}

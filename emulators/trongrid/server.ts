@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toFunctionSelector } from 'viem';
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { triggerTransactionJson } from './transaction.js';
+
+/**
+ * A stand-in for TronGrid's `/wallet/triggerconstantcontract` (and the `/walletsolidity/` twin)
+ * serving TRC-20 `balanceOf(address)` from balances held in memory. Request and answer follow
+ * java-tron's documented shapes (tronprotocol/documentation-en, smart-contract/
+ * triggerconstantcontract.md): `visible` picks base58 or `41…` hex addresses, failures come back
+ * as HTTP 200 with `result.code`/`result.message`, a revert as `transaction.ret[0].ret: "FAILED"`.
+ */
+export interface TronGridEmulator {
+  url: string;
+  /** Deploys a token at a TRON address (base58); calls to unknown contracts fail as on chain. */
+  addToken(contract: string): void;
+  setBalance(contract: string, holder: string, amount: bigint): void;
+  /** Constant calls answered so far. */
+  readonly calls: number;
+  close(): Promise<void>;
+}
+
+const balanceOfSelector = toFunctionSelector('balanceOf(address)').slice(2);
+
+interface CallRequest {
+  visible: boolean;
+  owner: Buffer;
+  contract: Buffer;
+  data: Buffer;
+}
+
+class RequestFault extends Error {}
+
+function parseAddress(value: unknown, visible: boolean, field: string): Buffer {
+  if (typeof value !== 'string' || value === '') throw new RequestFault(`${field} is required`);
+  try {
+    if (visible) return Buffer.from(`41${tronAddressToEvmHex(value).slice(2)}`, 'hex');
+  } catch {
+    throw new RequestFault(`Invalid ${field} address ${value}`);
+  }
+  if (!/^41[0-9a-fA-F]{40}$/.test(value)) throw new RequestFault(`Invalid ${field} address ${value}`);
+  return Buffer.from(value, 'hex');
+}
+
+function selectorOf(signature: string): string {
+  try {
+    return toFunctionSelector(signature.replace(/\s/g, '')).slice(2);
+  } catch {
+    throw new RequestFault(`Invalid function_selector ${signature}`);
+  }
+}
+
+function parseCall(body: Record<string, unknown>, visibleQuery: boolean): CallRequest {
+  const visible = body.visible === true || body.visible === 'true' || visibleQuery;
+  const owner = parseAddress(body.owner_address, visible, 'owner_address');
+  const contract = parseAddress(body.contract_address, visible, 'contract_address');
+  let data: string;
+  if (typeof body.data === 'string') {
+    data = body.data;
+  } else {
+    if (typeof body.function_selector !== 'string' || body.function_selector === '') throw new RequestFault('function_selector or data is required');
+    data = selectorOf(body.function_selector) + (typeof body.parameter === 'string' ? body.parameter : '');
+  }
+  if (!/^([0-9a-fA-F]{2})*$/.test(data)) throw new RequestFault('parameter is not hex');
+  return { visible, owner, contract, data: Buffer.from(data, 'hex') };
+}
+
+export async function startTronGridEmulator(opts: { host?: string; port?: number } = {}): Promise<TronGridEmulator> {
+  const balances = new Map<string, Map<string, bigint>>(); // contract 41-hex → holder 41-hex → amount
+  let calls = 0;
+  let blockNumber = 60_000_000;
+  const showAddress = (visible: boolean) => (hex41: Buffer) => (visible ? tronAddressFromBytes(hex41.subarray(1)) : hex41.toString('hex'));
+  const text = (visible: boolean, message: string) => (visible ? message : Buffer.from(message).toString('hex'));
+
+  function answer(call: CallRequest): Record<string, unknown> {
+    const token = balances.get(call.contract.toString('hex'));
+    if (!token) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: text(call.visible, 'Smart contract is not exist.') } };
+    blockNumber += 1;
+    const blockHash = createHash('sha256').update(String(blockNumber)).digest();
+    const timestamp = Date.now();
+    const transaction = triggerTransactionJson(
+      {
+        refBlockBytes: Buffer.from((blockNumber & 0xffff).toString(16).padStart(4, '0'), 'hex'),
+        refBlockHash: blockHash.subarray(8, 16),
+        expiration: timestamp + 60_000,
+        timestamp,
+        ownerAddress: call.owner,
+        contractAddress: call.contract,
+        data: call.data,
+      },
+      call.visible,
+      showAddress(call.visible),
+    );
+    const selector = call.data.subarray(0, 4).toString('hex');
+    if (selector !== balanceOfSelector || call.data.length !== 36) {
+      (transaction.ret as object[])[0] = { ret: 'FAILED' };
+      return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
+    }
+    const holder = `41${call.data.subarray(16, 36).toString('hex')}`;
+    const amount = token.get(holder) ?? 0n;
+    return { result: { result: true }, energy_used: 935, constant_result: [amount.toString(16).padStart(64, '0')], transaction };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    if (req.method !== 'POST' || !/^\/wallet(solidity)?\/triggerconstantcontract$/.test(url.pathname)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: unknown;
+    let reply: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      if (body === null || typeof body !== 'object') throw new RequestFault('body is not a JSON object');
+      reply = answer(parseCall(body as Record<string, unknown>, url.searchParams.get('visible') === 'true'));
+      calls += 1;
+    } catch (err) {
+      const kind = err instanceof RequestFault ? 'java.lang.IllegalArgumentException' : 'com.alibaba.fastjson.JSONException';
+      reply = { result: { code: 'OTHER_ERROR', message: `${kind} : ${(err as Error).message.replace(/"/g, "'")}` } };
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+  }
+
+  const server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const hex = (address: string) => `41${tronAddressToEvmHex(address).slice(2)}`;
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    addToken(contract) {
+      if (!balances.has(hex(contract))) balances.set(hex(contract), new Map());
+    },
+    setBalance(contract, holder, amount) {
+      const token = balances.get(hex(contract));
+      if (!token) throw new Error(`no token at ${contract}: addToken first`);
+      token.set(hex(holder), amount);
+    },
+    get calls() {
+      return calls;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

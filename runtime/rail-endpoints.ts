@@ -1,0 +1,89 @@
+import bs58 from 'bs58';
+import { isAddress } from 'viem';
+import type { Environment } from '../domain/environment.js';
+import { isTronAddress } from '../domain/hd/address.js';
+import type { UsdtRail } from '../domain/rails.js';
+import type { Config } from './config.js';
+
+/**
+ * Where each USDT rail is read in each environment: `RPC_URL_<RAIL>_<ENV>` and
+ * `USDT_CONTRACT_<RAIL>_<ENV>` (e.g. `RPC_URL_USDT_BSC_TEST`), else the public defaults below.
+ * Test keys use testnets, live keys mainnets. The RPC is TronGrid-compatible HTTP for TRON and
+ * JSON-RPC for the EVM chains and Solana. Public endpoints are rate-limited: production should
+ * set its own (a URL may carry a provider key, so URLs never appear in responses or logs).
+ */
+export interface RailEndpoint {
+  rpcUrl: string;
+  /** Token contract (TRON base58, EVM 0x…) or SPL mint; undefined where no canonical test token exists. */
+  usdtContract: string | undefined;
+}
+
+type Defaults = Record<UsdtRail, Record<Environment, RailEndpoint>>;
+
+// Contracts: DESIGN.md "Rails" (mainnet) and research/chains.md §2 (testnets).
+export const railEndpointDefaults: Readonly<Defaults> = {
+  USDT_TRON: {
+    test: { rpcUrl: 'https://nile.trongrid.io', usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' },
+    live: { rpcUrl: 'https://api.trongrid.io', usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' },
+  },
+  USDT_BSC: {
+    test: { rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd' },
+    live: { rpcUrl: 'https://bsc-dataseed.bnbchain.org', usdtContract: '0x55d398326f99059fF775485246999027B3197955' },
+  },
+  USDT_ETH: {
+    test: { rpcUrl: 'https://ethereum-sepolia-rpc.publicnode.com', usdtContract: '0xaA8E23Fb1079EA71e0a56F48a2aA51851D8433D0' },
+    live: { rpcUrl: 'https://ethereum-rpc.publicnode.com', usdtContract: '0xdAC17F958D2ee523a2206206994597C13D831ec7' },
+  },
+  USDT_POLYGON: {
+    test: { rpcUrl: 'https://polygon-amoy-bor-rpc.publicnode.com', usdtContract: undefined },
+    live: { rpcUrl: 'https://polygon-bor-rpc.publicnode.com', usdtContract: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F' },
+  },
+  USDT_SOL: {
+    test: { rpcUrl: 'https://api.devnet.solana.com', usdtContract: undefined },
+    live: { rpcUrl: 'https://api.mainnet-beta.solana.com', usdtContract: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB' },
+  },
+};
+
+const envSuffix: Record<Environment, string> = { test: 'TEST', live: 'LIVE' };
+
+/** The RPC URL and USDT contract of a rail in an environment, overrides first. */
+export function railEndpoint(config: Pick<Config, 'railOverrides'>, rail: UsdtRail, env: Environment): RailEndpoint {
+  const suffix = `${rail}_${envSuffix[env]}`;
+  const fallback = railEndpointDefaults[rail][env];
+  return {
+    rpcUrl: config.railOverrides[`RPC_URL_${suffix}`] ?? fallback.rpcUrl,
+    usdtContract: config.railOverrides[`USDT_CONTRACT_${suffix}`] ?? fallback.usdtContract,
+  };
+}
+
+const namePattern = /^(RPC_URL|USDT_CONTRACT)_(USDT_(?:TRON|BSC|ETH|POLYGON|SOL))_(TEST|LIVE)$/;
+
+function contractProblem(rail: string, value: string): string | null {
+  if (rail === 'USDT_TRON') return isTronAddress(value) ? null : 'a TRON base58 address (T…)';
+  if (rail === 'USDT_SOL') {
+    try {
+      return bs58.decode(value).length === 32 ? null : 'a Solana mint address (base58, 32 bytes)';
+    } catch {
+      return 'a Solana mint address (base58, 32 bytes)';
+    }
+  }
+  return isAddress(value, { strict: false }) ? null : 'an EVM address (0x and 40 hex digits)';
+}
+
+/** Misspelt names and malformed values of the RPC/contract overrides, reported at boot. */
+export function railEndpointProblems(overrides: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(overrides)) {
+    if (!/^(RPC_URL|USDT_CONTRACT)_/.test(name)) continue;
+    const m = namePattern.exec(name);
+    if (!m) {
+      problems.push(`${name}: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV> or USDT_CONTRACT_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST`);
+    } else if (m[1] === 'RPC_URL' && !/^(https?|wss?):\/\/[^\s]+$/.test(value)) {
+      problems.push(`${name}: must be an http(s) or ws(s) URL`);
+    } else if (m[1] === 'USDT_CONTRACT') {
+      const expected = contractProblem(m[2]!, value);
+      if (expected) problems.push(`${name}: must be ${expected}`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem';
+
+/**
+ * A real local EVM chain for tests: anvil (from the npm package `@foundry-rs/anvil-linux-amd64`,
+ * or `ANVIL_PATH`) on a free port, and a USDT-like ERC-20 compiled in-process with solc-js and
+ * deployed by the test. Anvil mines each transaction as it arrives, so a mined receipt is there
+ * as soon as `send` returns; `anvil_mine`, `anvil_reorg` and the `finalized` tag work as on a
+ * node (see research/chains.md §3 and §5).
+ */
+const require = createRequire(import.meta.url);
+
+export interface Anvil {
+  url: string;
+  chainId: number;
+  /** anvil's ten pre-funded, unlocked accounts (eth_accounts). */
+  accounts: Address[];
+  publicClient: PublicClient;
+  walletClient: WalletClient;
+  /** Raw JSON-RPC, for anvil_* methods. */
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export function anvilBinary(): string {
+  if (process.env.ANVIL_PATH) return process.env.ANVIL_PATH;
+  const bin = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+  if (!existsSync(bin)) throw new Error(`anvil binary missing at ${bin}: run npm install, or set ANVIL_PATH`);
+  return bin;
+}
+
+function waitForPort(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+      const m = /Listening on [\d.]+:(\d+)/.exec(output);
+      if (m) resolve(Number(m[1]));
+    };
+    // Reading stays on for anvil's whole life: a full stdout pipe would block it.
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`anvil exited (${code}) before listening:\n${output}`)));
+  });
+}
+
+export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil> {
+  const chainId = opts.chainId ?? 31337;
+  const child = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await waitForPort(child);
+  const url = `http://127.0.0.1:${port}`;
+  const chain = defineChain({ id: chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
+  const publicClient = createPublicClient({ chain, transport: http(url), pollingInterval: 50 }) as PublicClient;
+  const walletClient = createWalletClient({ chain, transport: http(url), pollingInterval: 50 });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    chainId,
+    accounts: await walletClient.getAddresses(),
+    publicClient,
+    walletClient,
+    rpc: (method, params = []) => publicClient.request({ method: method as never, params: params as never }),
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const tokenSource = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+/// A USDT-like ERC-20 for tests: configurable decimals, open mint, standard events.
+contract TestUSDT {
+  string public name = "Tether USD";
+  string public symbol = "USDT";
+  uint8 public immutable decimals;
+  uint256 public totalSupply;
+  mapping(address => uint256) public balanceOf;
+  mapping(address => mapping(address => uint256)) public allowance;
+  event Transfer(address indexed from, address indexed to, uint256 value);
+  event Approval(address indexed owner, address indexed spender, uint256 value);
+  constructor(uint8 d) { decimals = d; }
+  function mint(address to, uint256 v) external { totalSupply += v; balanceOf[to] += v; emit Transfer(address(0), to, v); }
+  function transfer(address to, uint256 v) external returns (bool) { balanceOf[msg.sender] -= v; balanceOf[to] += v; emit Transfer(msg.sender, to, v); return true; }
+  function approve(address s, uint256 v) external returns (bool) { allowance[msg.sender][s] = v; emit Approval(msg.sender, s, v); return true; }
+  function transferFrom(address f, address to, uint256 v) external returns (bool) {
+    allowance[f][msg.sender] -= v; balanceOf[f] -= v; balanceOf[to] += v; emit Transfer(f, to, v); return true;
+  }
+}`;
+
+let compiled: { abi: Abi; bytecode: Hex } | undefined;
+
+/** Compiles the test token once per process (solc-js, about a second). */
+export function compileTestToken(): { abi: Abi; bytecode: Hex } {
+  if (compiled) return compiled;
+  const solc = require('solc') as { compile(input: string): string };
+  const input = {
+    language: 'Solidity',
+    sources: { 'TestUSDT.sol': { content: tokenSource } },
+    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'paris', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  };
+  const out = JSON.parse(solc.compile(JSON.stringify(input)));
+  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
+  if (errors.length) throw new Error(`solc: ${errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n')}`);
+  const contract = out.contracts['TestUSDT.sol'].TestUSDT;
+  compiled = { abi: contract.abi as Abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  return compiled;
+}
+
+export interface TestToken {
+  address: Address;
+  decimals: number;
+  mint(to: Address, amount: bigint): Promise<Hash>;
+  /** Sends from one of anvil's unlocked accounts. */
+  transfer(from: Address, to: Address, amount: bigint): Promise<Hash>;
+  balanceOf(holder: Address): Promise<bigint>;
+}
+
+/** Deploys the test token; each write waits for its (instantly mined) receipt and fails on revert. */
+export async function deployTestToken(anvil: Anvil, opts: { decimals?: number } = {}): Promise<TestToken> {
+  const { abi, bytecode } = compileTestToken();
+  const decimals = opts.decimals ?? 18;
+  const deployer = anvil.accounts[0]!;
+  const deployHash = await anvil.walletClient.deployContract({ abi, bytecode, args: [decimals], account: deployer, chain: anvil.walletClient.chain });
+  const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash: deployHash });
+  if (receipt.status !== 'success' || !receipt.contractAddress) throw new Error('test token deployment failed');
+  const address = receipt.contractAddress;
+  const write = async (account: Address, functionName: string, args: unknown[]): Promise<Hash> => {
+    const hash = await anvil.walletClient.writeContract({ address, abi, functionName, args, account, chain: anvil.walletClient.chain } as never);
+    const r = await anvil.publicClient.waitForTransactionReceipt({ hash });
+    if (r.status !== 'success') throw new Error(`${functionName} reverted`);
+    return hash;
+  };
+  return {
+    address,
+    decimals,
+    mint: (to, amount) => write(deployer, 'mint', [to, amount]),
+    transfer: (from, to, amount) => write(from, 'transfer', [to, amount]),
+    balanceOf: (holder) => anvil.publicClient.readContract({ address, abi, functionName: 'balanceOf', args: [holder] }) as Promise<bigint>,
+  };
+}
