@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
 import { createLinkActivities } from './links/index.js';
 import { createSystemActivities } from './system/index.js';
+import { createWebhookActivities } from './webhooks/index.js';
 
 export interface ActivityDeps {
   pool: DatabasePool;
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSystemActivities(deps),
     ...createLinkActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

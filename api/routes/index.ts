@@ -14,6 +14,14 @@ import { health } from './system/health.js';
 import { openapi } from './system/openapi.js';
 import { derivedWalletBalanceRoute } from './wallets/balance.js';
 import { deriveWalletRoute } from './wallets/derive.js';
+import { createWebhookEndpoint } from './webhook-endpoints/create.js';
+import { deleteWebhookEndpoint } from './webhook-endpoints/delete.js';
+import { enableWebhookEndpoint } from './webhook-endpoints/enable.js';
+import { getWebhookEndpoint } from './webhook-endpoints/get.js';
+import { listWebhookDeliveries } from './webhook-endpoints/list-deliveries.js';
+import { listWebhookEndpoints } from './webhook-endpoints/list.js';
+import { retryWebhookDelivery } from './webhook-endpoints/retry-delivery.js';
+import { rollWebhookEndpointSecret } from './webhook-endpoints/roll-secret.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -24,6 +32,14 @@ export const allRoutes: RouteDef[] = [
   simulatePaymentRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  getWebhookEndpoint,
+  deleteWebhookEndpoint,
+  enableWebhookEndpoint,
+  rollWebhookEndpointSecret,
+  listWebhookDeliveries,
+  retryWebhookDelivery,
   connectTronWalletRoute,
   disconnectTronWalletRoute,
   connectEvmWalletRoute,

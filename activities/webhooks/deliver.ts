@@ -1,0 +1,129 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import { findEvent, type StoredEvent } from '../../db/event-repo.js';
+import {
+  disableEndpoint,
+  failureHistory,
+  findDeliveryById,
+  findEndpointById,
+  recordDelivery,
+  type DeliveryRow,
+  type EndpointRow,
+} from '../../db/webhook-repo.js';
+import { webhookHeaders } from '../../domain/webhooks/signing.js';
+import type { Config } from '../../runtime/config.js';
+import { resolveDestination } from './destination.js';
+import { postWebhook, type PostResult } from './http-post.js';
+
+export interface DeliverAttemptInput {
+  eventId: string;
+  endpointId: string;
+  /** Chosen before the attempt: the activity's idempotency key and the log row's id. */
+  deliveryId: string;
+  trigger: 'automatic' | 'manual';
+}
+
+/** `endpoint_gone`: it answered 410 and is now disabled; `endpoint_unavailable`: deleted or disabled before the attempt. */
+export type AttemptOutcome = 'succeeded' | 'failed' | 'endpoint_gone' | 'endpoint_unavailable';
+
+export interface DeliverAttemptResult {
+  outcome: AttemptOutcome;
+  deliveryId: string;
+  responseStatus: number | null;
+}
+
+/** The exact bytes sent and signed; the payload's own key order is fixed here for readability. */
+export function serializeEvent(p: StoredEvent['payload']): string {
+  return JSON.stringify({ id: p.id, type: p.type, createdAt: p.createdAt, environment: p.environment, data: p.data });
+}
+
+/** The current secret, plus the rolled one while its overlap window lasts. */
+export function signingSecrets(e: EndpointRow, now: Date): string[] {
+  const overlap = e.previous_secret && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime();
+  return overlap ? [e.secret, e.previous_secret!] : [e.secret];
+}
+
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: Config }) {
+  const { pool } = deps;
+
+  async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date): Promise<PostResult> {
+    const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks.dnsServers);
+    if (!dest.ok) return { status: null, body: null, latencyMs: 0, error: `not sent: the URL ${dest.message}`, location: null };
+    const body = serializeEvent(event.payload);
+    const headers = webhookHeaders(signingSecrets(endpoint, startedAt), event.id, Math.floor(startedAt.getTime() / 1000), body);
+    const ctx = Context.current();
+    // Heartbeats let Temporal notice a worker that died mid-request within seconds.
+    const beat = setInterval(() => ctx.heartbeat(), 1000);
+    try {
+      return await postWebhook({ url: dest.url, headers: { ...headers }, body, pinned: dest.pinned, signal: ctx.cancellationSignal });
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function settle(row: DeliveryRow): Promise<DeliverAttemptResult> {
+    const gone = row.response_status === 410;
+    if (gone) {
+      await disableEndpoint(pool, row.endpoint_id, `The endpoint answered 410 Gone on ${row.created_at} (event ${row.event_id}), so Malipo stopped sending to it. Enable it again once it accepts webhooks.`);
+    }
+    const outcome: AttemptOutcome = row.status === 'succeeded' ? 'succeeded' : gone ? 'endpoint_gone' : 'failed';
+    return { outcome, deliveryId: row.id, responseStatus: row.response_status };
+  }
+
+  return {
+    /**
+     * One signed POST of an event to an endpoint, logged. Idempotent per delivery id: once the
+     * attempt is logged, a retry of this activity returns the logged outcome without sending.
+     * HTTP failures are results, not errors: the workflow's schedule decides what comes next.
+     */
+    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliverAttemptResult> {
+      const logged = await findDeliveryById(pool, input.deliveryId);
+      if (logged) return settle(logged);
+      const endpoint = await findEndpointById(pool, input.endpointId);
+      if (!endpoint || endpoint.status !== 'enabled') return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: null };
+      const event = await findEvent(pool, input.eventId);
+      if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} does not exist`, 'UnknownEvent');
+      const startedAt = new Date();
+      const r = await send(endpoint, event, startedAt);
+      const ok = r.status !== null && r.status >= 200 && r.status < 300;
+      const row = await recordDelivery(pool, {
+        id: input.deliveryId,
+        endpointId: endpoint.id,
+        eventId: event.id,
+        trigger: input.trigger,
+        status: ok ? 'succeeded' : 'failed',
+        responseStatus: r.status,
+        latencyMs: r.latencyMs,
+        responseBody: r.body,
+        error: ok ? null : (r.error ?? httpError(r)),
+        startedAt: startedAt.toISOString(),
+      });
+      Context.current().log.info('webhook attempt', {
+        eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
+      });
+      return settle(row);
+    },
+
+    /**
+     * A delivery ran out of attempts (about three days). If nothing at all reached the endpoint
+     * since this event's first attempt, it has been failing for days: disable it with the reason.
+     */
+    async concludeExhaustedDelivery(input: { eventId: string; endpointId: string }): Promise<{ disabled: boolean }> {
+      const h = await failureHistory(pool, input.endpointId, input.eventId);
+      if (h.attempts === 0 || h.succeededSince) return { disabled: false };
+      await disableEndpoint(pool, input.endpointId,
+        `Disabled automatically on ${new Date().toISOString()}: no delivery succeeded since ${h.firstAttemptAt} ` +
+          `(${h.attempts} attempts of event ${input.eventId}; last error: ${h.lastError ?? 'unknown'}). ` +
+          'Fix the endpoint, enable it again, then send failed events again from the delivery log.');
+      return { disabled: true };
+    },
+  };
+}
+
+function httpError(r: PostResult): string {
+  if (r.status !== null && r.status >= 300 && r.status < 400) {
+    return `HTTP ${r.status} redirect${r.location ? ` to ${r.location.slice(0, 200)}` : ''} not followed; set the endpoint URL to the final address`;
+  }
+  if (r.status === 410) return 'HTTP 410 Gone: the endpoint is now disabled';
+  return `HTTP ${r.status}`;
+}

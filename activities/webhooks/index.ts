@@ -1,0 +1,16 @@
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../runtime/config.js';
+import { createDeliveryActivities } from './deliver.js';
+import { createDispatchActivities } from './dispatch.js';
+
+/** Webhook activities, registered on every worker; the workflows run them on the `webhooks` queue. */
+export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: Config }) {
+  return {
+    ...createDispatchActivities(deps),
+    ...createDeliveryActivities(deps),
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
+export type { DeliverAttemptResult, AttemptOutcome } from './deliver.js';

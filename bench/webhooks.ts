@@ -1,0 +1,159 @@
+// Webhook delivery benchmark: `node bin/run-ts.mjs bench/webhooks.ts [--events 100] [--endpoints 10] [--per-endpoint 100] [--memory]`.
+// Runs the real pieces in one process (Temporal dev server, PostgreSQL test database, workers,
+// API) against a local receiver, and prints one JSON object:
+//   - latency: dispatch of an event (the `dispatchEvent` activity call the payment-link workflow
+//     makes right after confirming) to the receiver getting the first attempt, one event at a time;
+//   - throughput: many events to many endpoints dispatched at once, deliveries per second until
+//     the last one arrived.
+// Needs the test PostgreSQL (TEST_DATABASE_URL, default postgres://$USER@127.0.0.1:5432/test).
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { createServer as createNetServer } from 'node:net';
+import { createWebhookActivities } from '../activities/webhooks/index.js';
+import { taskQueueName } from '../domain/task-queues.js';
+import { systemCheck } from '../workflows/index.js';
+import { insertEvent } from '../db/event-repo.js';
+import type { CreatedStore } from '../db/store-repo.js';
+import { startStack, type Stack } from '../test/helpers/stack.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { searchAttributeArgs, startEmbeddedTemporal, stopChild, waitForPort } from '../runtime/embedded-temporal.js';
+import { ensureTemporalCli } from '../runtime/temporal-cli.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const latencyEvents = arg('events', 100);
+const endpointCount = arg('endpoints', 10);
+const eventsPerEndpoint = arg('per-endpoint', 100);
+
+/** Arrival time (performance.now) of the first attempt of each webhook-id at each path. */
+const arrivals = new Map<string, number>();
+const receiver = createServer((req, res) => {
+  const at = performance.now();
+  req.resume();
+  req.on('end', () => {
+    const key = `${req.url} ${req.headers['webhook-id']}`;
+    if (!arrivals.has(key)) arrivals.set(key, at);
+    res.writeHead(200).end();
+  });
+});
+
+async function waitUntil(predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const round = (n: number) => Math.round(n * 10) / 10;
+
+async function addEndpoint(stack: Stack, store: CreatedStore, url: string): Promise<void> {
+  const res = await stack.request({ method: 'POST', url: '/v1/webhook-endpoints', key: store.keys.test.secretKey, payload: { url } });
+  if (res.status !== 201) throw new Error(`endpoint creation failed: ${res.text}`);
+}
+
+function newEvent(stack: Stack, store: CreatedStore, n: number) {
+  return insertEvent(stack.pool, {
+    storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `bench:${store.clientId}:${n}`,
+    data: { id: `pl_${n}`, status: 'CONFIRMED', usdtAmount: '10', merchantRef: `order-${n}`, metadata: { n } }, createdAt: new Date().toISOString(),
+  });
+}
+
+/**
+ * The baseline on the same server in the same run: a workflow that runs one activity reading
+ * PostgreSQL (`systemCheck`), started as many times as there are deliveries, 20 starts in flight.
+ */
+async function measureBaseline(stack: Stack, count: number) {
+  const taskQueue = taskQueueName(stack.config.temporal.taskQueuePrefix, 'webhooks');
+  const t0 = performance.now();
+  const handles = [];
+  for (let i = 0; i < count; i += 20) {
+    handles.push(...(await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, j) =>
+      stack.temporal.workflow.start(systemCheck, { taskQueue, workflowId: `bench-baseline/${i + j}/${Date.now()}` })))));
+  }
+  await Promise.all(handles.map((h) => h.result()));
+  const seconds = (performance.now() - t0) / 1000;
+  return { workflows: count, seconds: round(seconds), workflowsPerSecond: Math.round(count / seconds) };
+}
+
+async function measureLatency(stack: Stack, base: string, dispatch: (id: string) => Promise<unknown>) {
+  const store = await stack.createStore('Latency');
+  await addEndpoint(stack, store, `${base}/latency`);
+  const delays: number[] = [];
+  for (let i = 0; i < latencyEvents; i++) {
+    const event = await newEvent(stack, store, i);
+    const t0 = performance.now();
+    await dispatch(event.id);
+    const key = `/latency ${event.id}`;
+    await waitUntil(() => arrivals.has(key), 30_000);
+    delays.push(arrivals.get(key)! - t0);
+  }
+  delays.sort((a, b) => a - b);
+  return { events: latencyEvents, p50Ms: round(percentile(delays, 50)), p95Ms: round(percentile(delays, 95)), p99Ms: round(percentile(delays, 99)), maxMs: round(delays.at(-1)!) };
+}
+
+async function measureThroughput(stack: Stack, base: string, dispatch: (id: string) => Promise<unknown>) {
+  const store = await stack.createStore('Throughput');
+  for (let e = 0; e < endpointCount; e++) await addEndpoint(stack, store, `${base}/tp/${e}`);
+  const events = [];
+  for (let i = 0; i < eventsPerEndpoint; i++) events.push(await newEvent(stack, store, i));
+  const expected = endpointCount * eventsPerEndpoint;
+  const isThroughput = (k: string) => k.startsWith('/tp/');
+  const t0 = performance.now();
+  // Dispatch as the link workflows would: many events at once, 20 activity calls in flight.
+  for (let i = 0; i < events.length; i += 20) await Promise.all(events.slice(i, i + 20).map((e) => dispatch(e.id)));
+  const dispatchedMs = performance.now() - t0;
+  await waitUntil(() => [...arrivals.keys()].filter(isThroughput).length >= expected, 300_000);
+  const lastArrival = Math.max(...[...arrivals.entries()].filter(([k]) => isThroughput(k)).map(([, v]) => v));
+  const seconds = (lastArrival - t0) / 1000;
+  return { endpoints: endpointCount, events: eventsPerEndpoint, deliveries: expected, dispatchMs: Math.round(dispatchedMs), seconds: round(seconds), deliveriesPerSecond: Math.round(expected / seconds) };
+}
+
+/**
+ * The same Temporal dev server `malipo start` embeds (SQLite file under a temporary directory),
+ * or with `--memory` the in-memory dev server the test suite uses.
+ */
+async function startMemoryTemporal(opts: { cliPath: string; port: number; uiPort: number; namespace: string }) {
+  const child = spawn(opts.cliPath, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--headless',
+    '--namespace', opts.namespace, '--log-level', 'error', ...searchAttributeArgs()], { stdio: 'ignore' });
+  await waitForPort(opts.port, 60_000, () => undefined);
+  return { address: `127.0.0.1:${opts.port}`, stop: () => stopChild(child) };
+}
+async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+const memory = process.argv.includes('--memory');
+const dataDir = await mkdtemp(join(tmpdir(), 'malipo-bench-'));
+const temporal = await (memory ? startMemoryTemporal : startEmbeddedTemporal)({
+  cliPath: await ensureTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, log: (m) => console.error(m) }),
+  dataDir, port: await freePort(), uiPort: await freePort(), namespace: 'default',
+});
+process.env.MALIPO_TEST_TEMPORAL_ADDRESS = temporal.address;
+const stack = await startStack({ LOG_LEVEL: 'silent' });
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+try {
+  const { dispatchEvent } = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config });
+  const dispatch = (eventId: string) => dispatchEvent({ eventId });
+  const latency = await measureLatency(stack, base, dispatch);
+  const throughput = await measureThroughput(stack, base, dispatch);
+  const baseline = await measureBaseline(stack, throughput.deliveries);
+  const ratio = round(throughput.deliveriesPerSecond / baseline.workflowsPerSecond);
+  console.log(JSON.stringify({ node: process.version, cpus: availableParallelism(), temporalStore: memory ? 'memory' : 'sqlite-file', dispatchToFirstAttempt: latency, throughput, baseline, ratio }, null, 2));
+} finally {
+  receiver.close();
+  await stack.stop();
+  await temporal.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}

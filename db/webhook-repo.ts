@@ -1,0 +1,205 @@
+import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Environment } from '../domain/environment.js';
+import { newId } from '../domain/ids.js';
+
+/**
+ * Webhook endpoints, their delivery log and the outbox's dispatch marks. Endpoint reads that
+ * face the API are scoped by store and environment (404 across tenants); the delivery side reads
+ * by id because it runs on behalf of an event that already names its store.
+ */
+const endpointRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  environment: z.enum(['test', 'live']),
+  url: z.string(),
+  enabled_events: z.array(z.string()),
+  secret: z.string(),
+  previous_secret: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable(),
+  status: z.enum(['enabled', 'disabled']),
+  disabled_reason: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+  created_at: z.string(),
+});
+export type EndpointRow = z.infer<typeof endpointRow>;
+
+const deliveryRow = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  attempt: z.number(),
+  trigger: z.enum(['automatic', 'manual']),
+  status: z.enum(['succeeded', 'failed']),
+  response_status: z.number().nullable(),
+  latency_ms: z.number().nullable(),
+  response_body: z.string().nullable(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryRow = z.infer<typeof deliveryRow>;
+
+const endpointColumns = sql.fragment`id, store_id, environment, url, enabled_events, secret, previous_secret,
+  previous_secret_expires_at, status, disabled_reason, disabled_at, created_at`;
+const deliveryColumns = sql.fragment`d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.attempt, d.trigger, d.status,
+  d.response_status, d.latency_ms, d.response_body, d.error, d.created_at`;
+
+export interface Scope {
+  storeId: string;
+  environment: Environment;
+}
+
+export async function insertEndpoint(
+  pool: DatabasePool,
+  e: Scope & { url: string; enabledEvents: readonly string[]; secret: string },
+): Promise<EndpointRow> {
+  return pool.one(sql.type(endpointRow)`
+    INSERT INTO webhook_endpoints (id, store_id, environment, url, enabled_events, secret)
+    VALUES (${newId('webhookEndpoint')}, ${e.storeId}, ${e.environment}, ${e.url}, ${sql.array([...e.enabledEvents], 'text')}, ${e.secret})
+    RETURNING ${endpointColumns}`);
+}
+
+export async function countEndpoints(pool: DatabasePool, s: Scope): Promise<number> {
+  return pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM webhook_endpoints WHERE store_id = ${s.storeId} AND environment = ${s.environment}`);
+}
+
+export async function listEndpoints(pool: DatabasePool, s: Scope): Promise<readonly EndpointRow[]> {
+  return pool.any(sql.type(endpointRow)`
+    SELECT ${endpointColumns} FROM webhook_endpoints
+    WHERE store_id = ${s.storeId} AND environment = ${s.environment} ORDER BY created_at DESC, id DESC`);
+}
+
+export async function findEndpoint(pool: CommonQueryMethods, s: Scope, id: string): Promise<EndpointRow | null> {
+  return pool.maybeOne(sql.type(endpointRow)`
+    SELECT ${endpointColumns} FROM webhook_endpoints
+    WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment}`);
+}
+
+export async function findEndpointById(pool: CommonQueryMethods, id: string): Promise<EndpointRow | null> {
+  return pool.maybeOne(sql.type(endpointRow)`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ${id}`);
+}
+
+export async function deleteEndpoint(pool: DatabasePool, s: Scope, id: string): Promise<boolean> {
+  const r = await pool.query(sql.unsafe`
+    DELETE FROM webhook_endpoints WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment}`);
+  return r.rowCount > 0;
+}
+
+/** The current secret becomes the previous one and keeps signing for `overlapSeconds`. */
+export async function rollEndpointSecret(
+  pool: DatabasePool,
+  s: Scope,
+  id: string,
+  secret: string,
+  overlapSeconds: number,
+): Promise<EndpointRow | null> {
+  return pool.maybeOne(sql.type(endpointRow)`
+    UPDATE webhook_endpoints SET previous_secret = secret, secret = ${secret},
+      previous_secret_expires_at = now() + make_interval(secs => ${overlapSeconds})
+    WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment}
+    RETURNING ${endpointColumns}`);
+}
+
+/** Disables an enabled endpoint; an already disabled one keeps its first reason. */
+export async function disableEndpoint(db: CommonQueryMethods, id: string, reason: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${reason}, disabled_at = now()
+    WHERE id = ${id} AND status = 'enabled'`);
+}
+
+export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): Promise<EndpointRow | null> {
+  return pool.maybeOne(sql.type(endpointRow)`
+    UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, disabled_at = NULL
+    WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment}
+    RETURNING ${endpointColumns}`);
+}
+
+/** Enabled endpoints of the event's store and environment that subscribe to its type. */
+export async function matchingEndpointIds(pool: DatabasePool, s: Scope, eventType: string): Promise<readonly string[]> {
+  return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM webhook_endpoints
+    WHERE store_id = ${s.storeId} AND environment = ${s.environment} AND status = 'enabled'
+      AND ${eventType} = ANY(enabled_events)
+    ORDER BY created_at, id`);
+}
+
+export interface NewDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  trigger: 'automatic' | 'manual';
+  status: 'succeeded' | 'failed';
+  responseStatus: number | null;
+  latencyMs: number | null;
+  responseBody: string | null;
+  error: string | null;
+  startedAt: string;
+}
+
+/**
+ * Logs one attempt under the id chosen before it was made: a retried activity finds its row
+ * and changes nothing. `attempt` is the next ordinal for this event and endpoint; two attempts
+ * racing for the same ordinal (a manual retry during an automatic one) make one try again.
+ */
+export async function recordDelivery(pool: DatabasePool, d: NewDelivery): Promise<DeliveryRow> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, event_id, attempt, trigger, status, response_status, latency_ms,
+          response_body, error, created_at)
+        SELECT ${d.id}, ${d.endpointId}, ${d.eventId},
+          COALESCE((SELECT max(attempt) FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId} AND event_id = ${d.eventId}), 0) + 1,
+          ${d.trigger}, ${d.status}, ${d.responseStatus}, ${d.latencyMs}, ${d.responseBody}, ${d.error}, ${d.startedAt}
+        ON CONFLICT (id) DO NOTHING`);
+      return (await findDeliveryById(pool, d.id))!;
+    } catch (err) {
+      if (tries >= 3 || !(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
+    }
+  }
+}
+
+export async function findDeliveryById(db: CommonQueryMethods, id: string): Promise<DeliveryRow | null> {
+  return db.maybeOne(sql.type(deliveryRow)`
+    SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ${id}`);
+}
+
+export async function listDeliveries(pool: DatabasePool, endpointId: string, limit: number): Promise<readonly DeliveryRow[]> {
+  return pool.any(sql.type(deliveryRow)`
+    SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.endpoint_id = ${endpointId} ORDER BY d.created_at DESC, d.attempt DESC LIMIT ${limit}`);
+}
+
+/** What decides whether an endpoint whose delivery ran out of attempts has been failing for days. */
+export async function failureHistory(
+  pool: DatabasePool,
+  endpointId: string,
+  eventId: string,
+): Promise<{ firstAttemptAt: string | null; attempts: number; lastError: string | null; succeededSince: boolean }> {
+  return pool.one(sql.type(
+    z.object({ first_attempt_at: z.string().nullable(), attempts: z.number(), last_error: z.string().nullable(), succeeded_since: z.boolean() }),
+  )`
+    WITH mine AS (SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId})
+    SELECT (SELECT min(created_at) FROM mine) AS first_attempt_at,
+      (SELECT count(*)::int FROM mine) AS attempts,
+      (SELECT error FROM mine ORDER BY attempt DESC LIMIT 1) AS last_error,
+      EXISTS (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'succeeded'
+        AND created_at >= COALESCE((SELECT min(created_at) FROM mine), now())) AS succeeded_since`).then((r) => ({
+    firstAttemptAt: r.first_attempt_at,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    succeededSince: r.succeeded_since,
+  }));
+}
+
+export async function markEventDispatched(pool: DatabasePool, eventId: string): Promise<void> {
+  await pool.query(sql.unsafe`UPDATE events SET dispatched_at = now() WHERE id = ${eventId} AND dispatched_at IS NULL`);
+}
+
+/** Outbox safety net: events whose dispatch never ran, oldest first. */
+export async function undispatchedEventIds(pool: DatabasePool, olderThanSeconds: number, limit: number): Promise<readonly string[]> {
+  return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM events WHERE dispatched_at IS NULL AND created_at < now() - make_interval(secs => ${olderThanSeconds})
+    ORDER BY created_at LIMIT ${limit}`);
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import { generateWebhookSecret, webhookHeaders } from '../../domain/webhooks/signing.js';
+import { maxAttempts, retryDelayMs, retryScheduleSeconds } from '../../domain/webhooks/retry-schedule.js';
+import { checkWebhookUrl, isForbiddenAddress } from '../../domain/webhooks/url-policy.js';
+
+describe('webhook signing', () => {
+  it('produces headers the standardwebhooks library verifies, with either secret during a roll', () => {
+    const [current, previous] = [generateWebhookSecret(), generateWebhookSecret()];
+    expect(current).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const body = JSON.stringify({ id: 'evt_1', type: 'payment_link.confirmed', data: { metadata: { a: 'ü' } } });
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders([current, previous], 'evt_1', ts, body);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(new Webhook(current).verify(body, { ...headers })).toEqual(JSON.parse(body));
+    expect(new Webhook(previous).verify(body, { ...headers })).toEqual(JSON.parse(body));
+    expect(() => new Webhook(generateWebhookSecret()).verify(body, { ...headers })).toThrow('No matching signature');
+    expect(() => new Webhook(current).verify(`${body} `, { ...headers })).toThrow('No matching signature');
+  });
+});
+
+describe('retry schedule', () => {
+  it('is the Standard Webhooks schedule of ten attempts over about three days', () => {
+    expect(maxAttempts).toBe(10);
+    expect(retryScheduleSeconds.reduce((a, b) => a + b, 0) / 3600).toBeCloseTo(75.6, 1);
+    expect(retryDelayMs(0, 1, 0.5)).toBe(0);
+    expect(retryDelayMs(1, 1, 0.5)).toBe(5000);
+    expect(retryDelayMs(9, 1, 0.5)).toBe(86_400_000);
+  });
+
+  it('jitters by at most 10 % and scales', () => {
+    expect(retryDelayMs(2, 1, 0)).toBe(270_000);
+    expect(retryDelayMs(2, 1, 0.999999)).toBe(330_000);
+    expect(retryDelayMs(3, 0.001, 0.5)).toBe(1800);
+    expect(retryDelayMs(1, 0.000001, 0.5)).toBe(10);
+    expect(() => retryDelayMs(10, 1, 0.5)).toThrow('no attempt 11');
+  });
+});
+
+describe('webhook URL policy', () => {
+  it.each([
+    '127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0',
+    '::1', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', 'fd00:ec2::254', 'fe80::1%eth0', '64:ff9b::a00:1', 'ff02::1',
+    'not-an-ip',
+  ])('forbids %s', (address) => expect(isForbiddenAddress(address)).toBe(true));
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700::6810:84e5', '::ffff:93.184.216.34'])('allows %s', (address) =>
+    expect(isForbiddenAddress(address)).toBe(false));
+
+  it.each([
+    ['http://example.com/hook', 'https://'],
+    ['https://localhost/hook', 'internal name'],
+    ['https://intranet/hook', 'internal name'],
+    ['https://metadata.google.internal/computeMetadata', 'internal name'],
+    ['https://127.0.0.1/hook', 'private, loopback'],
+    ['https://0x7f000001/hook', 'private, loopback'],
+    ['https://2130706433/hook', 'private, loopback'],
+    ['https://[::ffff:127.0.0.1]/hook', 'private, loopback'],
+    ['https://169.254.169.254/latest/meta-data', 'private, loopback'],
+    ['https://user:pw@example.com/hook', 'user name or password'],
+    ['ftp://example.com/hook', 'must start with https://'],
+    ['/relative', 'absolute URL'],
+  ])('refuses %s in live', (url, message) => {
+    const check = checkWebhookUrl(url, 'live');
+    expect(check.ok).toBe(false);
+    if (!check.ok) expect(check.message).toContain(message);
+  });
+
+  it('accepts public https URLs in live and any http(s) URL in test', () => {
+    expect(checkWebhookUrl('https://example.com/hook', 'live').ok).toBe(true);
+    expect(checkWebhookUrl('https://93.184.216.34/hook', 'live')).toMatchObject({ ok: true, ipLiteral: '93.184.216.34' });
+    expect(checkWebhookUrl('http://127.0.0.1:8080/hook', 'test').ok).toBe(true);
+    expect(checkWebhookUrl('http://localhost/hook', 'test').ok).toBe(true);
+    expect(checkWebhookUrl('ftp://localhost/hook', 'test').ok).toBe(false);
+  });
+});
