@@ -146,3 +146,11 @@ export async function listLinkPayments(db: CommonQueryMethods, linkId: string): 
     SELECT payment_key, rail, external_id, payer, amount_minor::text, decimals, state, disposition, failure_reason, created_at
     FROM link_payments WHERE link_id = ${linkId} ORDER BY created_at, payment_key`))];
 }
+
+/** A payment link and its store's name, for the public checkout (no tenant check: the id is the secret). */
+export async function findCheckoutLink(db: CommonQueryMethods, id: string): Promise<{ row: LinkRow; storeName: string } | null> {
+  const row = await db.maybeOne(sql.type(linkRowSchema.extend({ store_name: z.string() }))`
+    SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name
+    FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
+  return row ? { row, storeName: row.store_name } : null;
+}

@@ -60,7 +60,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   let running = workers.run();
   const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.
+  await app.listen({ host: '127.0.0.1', port: env.PORT ? config.port : 0 });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {

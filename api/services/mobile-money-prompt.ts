@@ -1,0 +1,35 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../../domain/errors.js';
+import { checkPhoneNumber } from '../../domain/phone.js';
+import { paymentLinkWorkflowId, startMobileMoneyPayment } from '../../workflows/payment-link-contract.js';
+import type { ApiDeps } from '../deps.js';
+import { payErrorFromUpdate } from '../routes/mobile-money/pay-errors.js';
+
+/**
+ * Sends the M-Pesa prompt for a link through its workflow (the update validates the state and
+ * runs the STK push activity). Used by the merchant API and the hosted checkout alike; the
+ * caller has already checked that the link exists for it.
+ */
+export async function sendMobileMoneyPrompt(
+  deps: ApiDeps,
+  linkId: string,
+  phoneNumber: string,
+  log: FastifyBaseLogger,
+): Promise<{ ok: true; checkoutRequestId: string }> {
+  const phone = checkPhoneNumber(phoneNumber);
+  if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
+  try {
+    const result = await deps.temporal.workflow
+      .getHandle(paymentLinkWorkflowId(linkId))
+      .executeUpdate(startMobileMoneyPayment, { args: [{ phoneNumber: phone.phone }] });
+    return { ok: true, checkoutRequestId: result.checkoutRequestId };
+  } catch (err) {
+    const mapped = payErrorFromUpdate(err);
+    if (mapped) {
+      if (mapped.status >= 500) log.warn({ err, linkId }, 'M-Pesa prompt failed');
+      throw mapped;
+    }
+    log.error({ err, linkId }, 'M-Pesa prompt update failed');
+    throw new AppError('upstream_failed', 'The payment engine could not send the prompt; retry shortly.');
+  }
+}
