@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
 import { createLinkActivities } from './links/index.js';
+import { createMobileMoneyActivities } from './mobile-money/index.js';
 import { createSystemActivities } from './system/index.js';
 import { createWebhookActivities } from './webhooks/index.js';
 
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSystemActivities(deps),
     ...createLinkActivities(deps),
     ...createWebhookActivities(deps),
+    ...createMobileMoneyActivities(deps),
   };
 }
 

@@ -17,6 +17,7 @@ export const errorCodes = {
   live_mode_forbidden: 403,
   not_found: 404,
   invalid_state: 409,
+  prompt_in_progress: 409,
   idempotency_key_reused: 409,
   idempotency_request_in_progress: 409,
   rate_limited: 429,

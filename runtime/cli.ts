@@ -1,6 +1,8 @@
 import { migrate } from '../db/migrate.js';
 import { openPool } from '../db/pool.js';
 import { createStore } from '../db/store-repo.js';
+import { reencryptAllCredentials } from '../activities/mobile-money/reencrypt.js';
+import { runDarajaEmulator } from '../emulators/daraja/cli.js';
 import { loadConfig, type Config } from './config.js';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger, startServices } from './services.js';
@@ -12,6 +14,8 @@ const usage = `Usage: malipo <command>
   worker                      run only the Temporal worker (same)
   migrate                     apply database migrations
   stores:create --name NAME   create a store and print its keys once (JSON)
+  credentials:reencrypt       re-encrypt stored M-Pesa credentials under the current ENCRYPTION_KEY
+  emulator:daraja [--port N]  run a local M-Pesa (Daraja) emulator for the offline demo
 `;
 
 export async function main(argv: string[]): Promise<void> {
@@ -48,6 +52,24 @@ export async function main(argv: string[]): Promise<void> {
         }
       });
     }
+    case 'credentials:reencrypt':
+      return withDatabase(config, async (url) => {
+        await migrate(url);
+        const pool = await openPool(url, 1);
+        try {
+          const report = await reencryptAllCredentials(pool, config);
+          console.log(JSON.stringify(report));
+          if (report.failed.length) process.exitCode = 1;
+        } finally {
+          await pool.end();
+        }
+      });
+    case 'emulator:daraja':
+      return runDarajaEmulator({
+        port: Number(flag(rest, '--port') ?? 8089),
+        host: flag(rest, '--host') ?? '127.0.0.1',
+        autoCompleteMs: Number(flag(rest, '--complete-after-ms') ?? 5000),
+      });
     default:
       process.stdout.write(usage);
       if (command && command !== 'help' && command !== '--help') process.exit(2);

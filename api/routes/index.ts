@@ -1,6 +1,9 @@
 import type { RouteDef } from '../route.js';
+import { mpesaCallbackRoute } from './callbacks/mpesa.js';
 import { listClientChains } from './chains/for-client.js';
 import { listChains } from './chains/list.js';
+import { connectMobileMoneyRoute } from './mobile-money/connect.js';
+import { payWithMobileMoneyRoute } from './mobile-money/pay.js';
 import { connectSolanaWalletRoute } from './merchant-wallets/connect-solana.js';
 import { connectEvmWalletRoute, connectTronWalletRoute } from './merchant-wallets/connect-xpub.js';
 import { disconnectEvmWalletRoute, disconnectSolanaWalletRoute, disconnectTronWalletRoute } from './merchant-wallets/disconnect.js';
@@ -30,6 +33,9 @@ export const allRoutes: RouteDef[] = [
   getPaymentLinkRoute,
   cancelPaymentLinkRoute,
   simulatePaymentRoute,
+  connectMobileMoneyRoute,
+  payWithMobileMoneyRoute,
+  mpesaCallbackRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
   createWebhookEndpoint,

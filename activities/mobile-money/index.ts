@@ -1,0 +1,26 @@
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../runtime/config.js';
+import { queryStkPush, type StkQueryResult } from './query-stk-push.js';
+import { sendStkPush, type SendStkPushInput, type SendStkPushResult } from './send-stk-push.js';
+
+export type { SendStkPushInput, SendStkPushResult } from './send-stk-push.js';
+export type { StkQueryResult } from './query-stk-push.js';
+
+/**
+ * The M-Pesa activities the payment-link workflow runs. Both call Daraja, so the workflow should
+ * proxy them with an operator-class policy (see `mobileMoneyActivityOptions` in ./options.ts).
+ */
+export function createMobileMoneyActivities(deps: { pool: DatabasePool; config: Config }) {
+  return {
+    /** Sends the STK prompt once per (linkId, attempt); a retry returns the recorded result. */
+    sendStkPush(input: SendStkPushInput): Promise<SendStkPushResult> {
+      return sendStkPush(deps, input);
+    },
+    /** Asks Daraja how a prompt ended: confirms a callback, or settles one that never came. */
+    queryStkPush(input: { linkId: string; checkoutRequestId: string }): Promise<StkQueryResult> {
+      return queryStkPush(deps, input);
+    },
+  };
+}
+
+export type MobileMoneyActivities = ReturnType<typeof createMobileMoneyActivities>;
