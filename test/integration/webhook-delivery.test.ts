@@ -5,6 +5,7 @@ import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import { insertEvent, type EventType } from '../../db/event-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
@@ -67,6 +68,14 @@ async function deliveries(store: CreatedStore, endpointId: string, env: Environm
 
 async function getEndpoint(store: CreatedStore, id: string, env: Environment = 'test') {
   return (await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, key: store.keys[env].secretKey })).body;
+}
+
+/** Waits for the delivery workflow of the pair to finish and, with RECORD_HISTORIES=1, keeps its history for replay. */
+async function finished(eventId: string, endpointId: string, historyName?: string, suffix = '') {
+  const handle = stack.temporal.workflow.getHandle(`webhook-delivery/${eventId}/${endpointId}${suffix}`);
+  const result = await handle.result();
+  if (historyName) await maybeRecordHistory(handle, historyName);
+  return result;
 }
 
 async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
@@ -182,6 +191,7 @@ describe('retries', () => {
     const got = receiver.requestsTo('/flaky');
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
     for (const r of got) expect(verifyWebhook(ep.secret, r)).toBeTruthy();
+    expect(await finished(event.id, ep.id, 'webhook-delivery-retried')).toMatchObject({ outcome: 'delivered', attempts: 3 });
   });
 
   it('gives a slow receiver 10 seconds, then retries', async () => {
@@ -210,7 +220,8 @@ describe('retries', () => {
     const store = await stack.createStore();
     receiver.on('/gone', () => ({ status: 410, body: 'gone' }));
     const ep = await endpoint(store, '/gone');
-    await emit(store);
+    const { event } = await emit(store);
+    expect(await finished(event.id, ep.id, 'webhook-delivery-gone')).toMatchObject({ outcome: 'endpoint_gone', attempts: 1, endpointDisabled: true });
     const shown = await eventually(() => getEndpoint(store, ep.id), (e) => e.status === 'disabled', 'the endpoint disabled');
     expect(shown.disabledReason).toContain('410 Gone');
     expect(shown.disabledAt).toEqual(expect.any(String));
@@ -225,7 +236,8 @@ describe('retries', () => {
     const store = await stack.createStore();
     receiver.on('/broken', () => ({ status: 503 }));
     const ep = await endpoint(store, '/broken');
-    await emit(store);
+    const { event } = await emit(store);
+    expect(await finished(event.id, ep.id, 'webhook-delivery-exhausted')).toMatchObject({ outcome: 'exhausted', attempts: 10, endpointDisabled: true });
     const shown = await eventually(() => getEndpoint(store, ep.id), (e) => e.status === 'disabled', 'the endpoint disabled', 45_000);
     expect(shown.disabledReason).toMatch(/^Disabled automatically on .+: no delivery succeeded since .+ \(10 attempts of event evt_\w+; last error: HTTP 503\)/);
     expect(receiver.requestsTo('/broken')).toHaveLength(10);
@@ -242,6 +254,7 @@ describe('manual retry', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ eventId: event.id, attempt: 2, status: 'succeeded', responseStatus: 200 });
     expect(res.body.id).not.toBe(first!.id);
+    expect(await finished(event.id, ep.id, 'webhook-delivery-manual', `/manual/${res.body.id}`)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     expect(receiver.requestsTo('/again').map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
     const unknown = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/wd_${'1'.repeat(24)}/retry`, key: store.keys.test.secretKey });
     expect(unknown.status).toBe(404);
@@ -258,8 +271,7 @@ describe('manual retry', () => {
     healthy = true;
     const res = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/${failed!.id}/retry`, key: store.keys.test.secretKey });
     expect(res.body).toMatchObject({ attempt: 2, status: 'succeeded' });
-    const automatic = stack.temporal.workflow.getHandle(`webhook-delivery/${event.id}/${ep.id}`);
-    expect(await automatic.result()).toMatchObject({ outcome: 'delivered_manually', attempts: 1 });
+    expect(await finished(event.id, ep.id, 'webhook-delivery-stopped-by-manual')).toMatchObject({ outcome: 'delivered_manually', attempts: 1 });
     expect(receiver.requestsTo('/manual')).toHaveLength(2);
   });
 
