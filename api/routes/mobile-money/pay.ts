@@ -1,10 +1,8 @@
 import { z } from 'zod/v4';
-import { AppError } from '../../../domain/errors.js';
-import { checkPhoneNumber, phoneFormatHint } from '../../../domain/phone.js';
-import { paymentLinkWorkflowId, startMobileMoneyPayment } from '../../../workflows/payment-link-contract.js';
+import { phoneFormatHint } from '../../../domain/phone.js';
+import { sendMobileMoneyPrompt } from '../../services/mobile-money-prompt.js';
 import { requireLink } from '../../services/payment-links.js';
 import { defineRoute } from '../../route.js';
-import { payErrorFromUpdate } from './pay-errors.js';
 
 export const payWithMobileMoneyRoute = defineRoute({
   method: 'POST',
@@ -23,23 +21,8 @@ export const payWithMobileMoneyRoute = defineRoute({
     },
   },
   handler: async ({ deps, auth, params, body, request }) => {
-    const phone = checkPhoneNumber(body.phoneNumber);
-    if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
     // Another store's link, or one of the other environment, is a 404 like an unknown one.
     await requireLink(deps, auth, params.linkId);
-    try {
-      const result = await deps.temporal.workflow
-        .getHandle(paymentLinkWorkflowId(params.linkId))
-        .executeUpdate(startMobileMoneyPayment, { args: [{ phoneNumber: phone.phone }] });
-      return { ok: true as const, checkoutRequestId: result.checkoutRequestId };
-    } catch (err) {
-      const mapped = payErrorFromUpdate(err);
-      if (mapped) {
-        if (mapped.status >= 500) request.log.warn({ err, linkId: params.linkId }, 'M-Pesa prompt failed');
-        throw mapped;
-      }
-      request.log.error({ err, linkId: params.linkId }, 'M-Pesa prompt update failed');
-      throw new AppError('upstream_failed', 'The payment engine could not send the prompt; retry shortly.');
-    }
+    return sendMobileMoneyPrompt(deps, params.linkId, body.phoneNumber, request.log);
   },
 });
