@@ -1,5 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { DatabasePool } from 'slonik';
+import { Context } from '@temporalio/activity';
+import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
 import {
   disableEndpoint,
@@ -23,7 +23,7 @@ export interface DeliverAttemptInput {
   trigger: 'automatic' | 'manual';
 }
 
-/** `endpoint_gone`: it answered 410 and is now disabled; `endpoint_unavailable`: deleted or disabled before the attempt. */
+/** `endpoint_gone`: it answered 410 and is now disabled; `endpoint_unavailable`: deleted (with its store, maybe) or disabled before the attempt. */
 export type AttemptOutcome = 'succeeded' | 'failed' | 'endpoint_gone' | 'endpoint_unavailable';
 
 export interface DeliverAttemptResult {
@@ -61,6 +61,28 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
     }
   }
 
+  /** Logs the attempt; null when the endpoint (or its store) was deleted while it ran. */
+  async function record(input: DeliverAttemptInput, r: PostResult, startedAt: Date): Promise<DeliveryRow | null> {
+    const ok = r.status !== null && r.status >= 200 && r.status < 300;
+    try {
+      return await recordDelivery(pool, {
+        id: input.deliveryId,
+        endpointId: input.endpointId,
+        eventId: input.eventId,
+        trigger: input.trigger,
+        status: ok ? 'succeeded' : 'failed',
+        responseStatus: r.status,
+        latencyMs: r.latencyMs,
+        responseBody: r.body,
+        error: ok ? null : (r.error ?? httpError(r)),
+        startedAt: startedAt.toISOString(),
+      });
+    } catch (err) {
+      if (err instanceof ForeignKeyIntegrityConstraintViolationError) return null;
+      throw err;
+    }
+  }
+
   async function settle(row: DeliveryRow): Promise<DeliverAttemptResult> {
     const gone = row.response_status === 410;
     if (gone) {
@@ -82,22 +104,12 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
       const endpoint = await findEndpointById(pool, input.endpointId);
       if (!endpoint || endpoint.status !== 'enabled') return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: null };
       const event = await findEvent(pool, input.eventId);
-      if (!event) throw ApplicationFailure.nonRetryable(`event ${input.eventId} does not exist`, 'UnknownEvent');
+      // Events only disappear with their store, which takes its endpoints along.
+      if (!event) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: null };
       const startedAt = new Date();
       const r = await send(endpoint, event, startedAt);
-      const ok = r.status !== null && r.status >= 200 && r.status < 300;
-      const row = await recordDelivery(pool, {
-        id: input.deliveryId,
-        endpointId: endpoint.id,
-        eventId: event.id,
-        trigger: input.trigger,
-        status: ok ? 'succeeded' : 'failed',
-        responseStatus: r.status,
-        latencyMs: r.latencyMs,
-        responseBody: r.body,
-        error: ok ? null : (r.error ?? httpError(r)),
-        startedAt: startedAt.toISOString(),
-      });
+      const row = await record(input, r, startedAt);
+      if (!row) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
       Context.current().log.info('webhook attempt', {
         eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
       });

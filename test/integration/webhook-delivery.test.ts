@@ -244,6 +244,20 @@ describe('retries', () => {
   }, 60_000);
 });
 
+describe('endpoint changes during retries', () => {
+  it('stops retrying once the endpoint is deleted', async () => {
+    const store = await stack.createStore();
+    receiver.on('/deleted', () => ({ status: 500 }));
+    const ep = await endpoint(store, '/deleted');
+    // At a fifth of the real schedule, the second attempt is a second away.
+    const { event } = await emit(store, { scale: 0.2 });
+    await receiver.waitFor(() => receiver.requestsTo('/deleted').length === 1, 'the first attempt');
+    expect((await stack.request({ method: 'DELETE', url: `/v1/webhook-endpoints/${ep.id}`, key: store.keys.test.secretKey })).status).toBe(200);
+    expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'endpoint_unavailable', attempts: 2 });
+    expect(receiver.requestsTo('/deleted')).toHaveLength(1);
+  });
+});
+
 describe('manual retry', () => {
   it('sends a logged delivery again now and answers with the new attempt', async () => {
     const store = await stack.createStore();
