@@ -1,8 +1,10 @@
 // Webhook delivery benchmark: `node bin/run-ts.mjs bench/webhooks.ts [--events 100] [--endpoints 10] [--per-endpoint 100] [--memory]`.
 // Runs the real pieces in one process (Temporal dev server, PostgreSQL test database, workers,
 // API) against a local receiver, and prints one JSON object:
-//   - latency: dispatch of an event (the `dispatchEvent` activity call the payment-link workflow
-//     makes right after confirming) to the receiver getting the first attempt, one event at a time;
+//   - confirmation → first attempt: a simulated test payment confirms a real payment link; from
+//     the link's confirmedAt to the receiver getting the first attempt of payment_link.confirmed;
+//   - dispatch → first attempt: the `dispatchEvent` activity call (what the workflows make right
+//     after committing an event) to the receiver getting the first attempt, one event at a time;
 //   - throughput: many events to many endpoints dispatched at once, deliveries per second until
 //     the last one arrived.
 // Needs the test PostgreSQL (TEST_DATABASE_URL, default postgres://$USER@127.0.0.1:5432/test).
@@ -16,6 +18,7 @@ import { taskQueueName } from '../domain/task-queues.js';
 import { systemCheck } from '../workflows/index.js';
 import { insertEvent } from '../db/event-repo.js';
 import type { CreatedStore } from '../db/store-repo.js';
+import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack, type Stack } from '../test/helpers/stack.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,12 +36,20 @@ const eventsPerEndpoint = arg('per-endpoint', 100);
 
 /** Arrival time (performance.now) of the first attempt of each webhook-id at each path. */
 const arrivals = new Map<string, number>();
+/** Wall-clock arrival (Date.now) of each confirmed link's first attempt, by link id. */
+const confirmedArrivals = new Map<string, number>();
 const receiver = createServer((req, res) => {
   const at = performance.now();
-  req.resume();
+  const wall = Date.now();
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const key = `${req.url} ${req.headers['webhook-id']}`;
     if (!arrivals.has(key)) arrivals.set(key, at);
+    if (req.url === '/confirmed') {
+      const linkId = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.id as string;
+      if (!confirmedArrivals.has(linkId)) confirmedArrivals.set(linkId, wall);
+    }
     res.writeHead(200).end();
   });
 });
@@ -83,20 +94,59 @@ async function measureBaseline(stack: Stack, count: number) {
   return { workflows: count, seconds: round(seconds), workflowsPerSecond: Math.round(count / seconds) };
 }
 
+/** Baseline latency: start of a `systemCheck` workflow to its result, one at a time. */
+async function measureBaselineLatency(stack: Stack, count: number) {
+  const taskQueue = taskQueueName(stack.config.temporal.taskQueuePrefix, 'webhooks');
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    await stack.temporal.workflow.execute(systemCheck, { taskQueue, workflowId: `bench-baseline-latency/${i}/${Date.now()}` });
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { workflows: count, p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)) };
+}
+
 async function measureLatency(stack: Stack, base: string, dispatch: (id: string) => Promise<unknown>) {
   const store = await stack.createStore('Latency');
   await addEndpoint(stack, store, `${base}/latency`);
   const delays: number[] = [];
+  const calls: number[] = [];
   for (let i = 0; i < latencyEvents; i++) {
     const event = await newEvent(stack, store, i);
     const t0 = performance.now();
     await dispatch(event.id);
+    calls.push(performance.now() - t0);
     const key = `/latency ${event.id}`;
     await waitUntil(() => arrivals.has(key), 30_000);
     delays.push(arrivals.get(key)! - t0);
   }
   delays.sort((a, b) => a - b);
-  return { events: latencyEvents, p50Ms: round(percentile(delays, 50)), p95Ms: round(percentile(delays, 95)), p99Ms: round(percentile(delays, 99)), maxMs: round(delays.at(-1)!) };
+  calls.sort((a, b) => a - b);
+  return { events: latencyEvents, dispatchCallP50Ms: round(percentile(calls, 50)), p50Ms: round(percentile(delays, 50)), p95Ms: round(percentile(delays, 95)), p99Ms: round(percentile(delays, 99)), maxMs: round(delays.at(-1)!) };
+}
+
+/**
+ * The whole path through the real payment-link workflow: a test payment is simulated, the
+ * workflow confirms the link (writing the event in the same transaction) and calls
+ * `dispatchEvent`; measured from the event's `createdAt` (the link's `confirmedAt`, taken in the
+ * workflow) to the receiver seeing the first attempt.
+ */
+async function measureConfirmation(stack: Stack, base: string, count: number) {
+  const store = await stack.createStore('Confirmation');
+  await connectAllRails(stack, store.clientId, 'test');
+  await addEndpoint(stack, store, `${base}/confirmed`);
+  const key = store.keys.test.secretKey;
+  const delays: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const link = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '1', enabledRails: ['USDT_BSC'] } });
+    const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.body.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
+    if (paid.body.status !== 'CONFIRMED') throw new Error(`simulate failed: ${paid.text}`);
+    await waitUntil(() => confirmedArrivals.has(link.body.id), 30_000);
+    delays.push(confirmedArrivals.get(link.body.id)! - Date.parse(paid.body.confirmedAt));
+  }
+  delays.sort((a, b) => a - b);
+  return { links: count, p50Ms: percentile(delays, 50), p95Ms: percentile(delays, 95), p99Ms: percentile(delays, 99), maxMs: delays.at(-1)! };
 }
 
 async function measureThroughput(stack: Stack, base: string, dispatch: (id: string) => Promise<unknown>) {
@@ -146,11 +196,12 @@ const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 try {
   const { dispatchEvent } = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config });
   const dispatch = (eventId: string) => dispatchEvent({ eventId });
+  const confirmation = await measureConfirmation(stack, base, Math.min(latencyEvents, 50));
   const latency = await measureLatency(stack, base, dispatch);
   const throughput = await measureThroughput(stack, base, dispatch);
-  const baseline = await measureBaseline(stack, throughput.deliveries);
+  const baseline = { ...(await measureBaseline(stack, throughput.deliveries)), startToResult: await measureBaselineLatency(stack, latencyEvents) };
   const ratio = round(throughput.deliveriesPerSecond / baseline.workflowsPerSecond);
-  console.log(JSON.stringify({ node: process.version, cpus: availableParallelism(), temporalStore: memory ? 'memory' : 'sqlite-file', dispatchToFirstAttempt: latency, throughput, baseline, ratio }, null, 2));
+  console.log(JSON.stringify({ node: process.version, cpus: availableParallelism(), temporalStore: memory ? 'memory' : 'sqlite-file', confirmationToFirstAttempt: confirmation, dispatchToFirstAttempt: latency, throughput, baseline, ratio }, null, 2));
 } finally {
   receiver.close();
   await stack.stop();

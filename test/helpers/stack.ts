@@ -38,8 +38,12 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   const temporalAddress = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
   if (!temporalAddress) throw new Error('the jest global setup did not start Temporal');
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
     runtimeInstalled = true;
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Already made by this process (a bench that started Temporal itself): keep that one.
+    }
   }
   const db = await createTestDatabase();
   const config = loadConfig({

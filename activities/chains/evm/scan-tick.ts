@@ -15,6 +15,11 @@ import type { WatchSet } from '../watch-set.js';
 
 /** The most blocks one tick scans; a watcher far behind catches up over several ticks. */
 export const maxBlocksPerTick = 2_000n;
+/**
+ * Where a watcher with no cursor starts: this many blocks behind the head, so a payment made
+ * between a link's creation and the watcher's first tick is still found.
+ */
+export const initialLookbackBlocks = 500n;
 /** How far the cursor steps back when the block it stands on was reorganised away. */
 const reorgRewindBlocks = 64n;
 
@@ -64,7 +69,8 @@ export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch:
   const { rail, environment, client } = view;
   const head = await client.getBlockNumber();
   const finalized = await finalizedBlock(view, head);
-  let cursor = cursorIn ?? (await loadCursor(pool, rail, environment)) ?? { number: String(head), hash: await blockHash(client, head) };
+  const start = head > initialLookbackBlocks ? head - initialLookbackBlocks : 0n;
+  let cursor = cursorIn ?? (await loadCursor(pool, rail, environment)) ?? { number: String(start), hash: null };
   if (cursor.hash && (await blockHash(client, BigInt(cursor.number))) !== cursor.hash) {
     const back = BigInt(cursor.number) - reorgRewindBlocks;
     cursor = { number: String(back > 0n ? back : 0n), hash: null };

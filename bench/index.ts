@@ -1,0 +1,12 @@
+// `npm run bench`: speed measurements (tests check behaviour; timings live only here).
+import { benchDerive, benchMatch } from './match.js';
+
+const which = process.argv.slice(2);
+const want = (name: string) => which.length === 0 || which.includes(name);
+
+if (want('match')) console.log('match', JSON.stringify(benchMatch()));
+if (want('derive')) console.log('derive', JSON.stringify(benchDerive()));
+if (want('chain')) {
+  const { benchChainLatency } = await import('./chain-latency.js');
+  console.log('chain', JSON.stringify(await benchChainLatency()));
+}
