@@ -1,6 +1,7 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
-import type { ChainActivities, EvmStyleRail } from '../activities/chains/index.js';
+import type { ChainActivities } from '../activities/chains/index.js';
 import type { Cursor } from '../db/chain-repo.js';
+import type { UsdtRail } from '../domain/rails.js';
 
 // Chain calls back off (a node or provider down) and never give up: the cursor waits with them.
 const chains = proxyActivities<ChainActivities>({
@@ -10,7 +11,7 @@ const chains = proxyActivities<ChainActivities>({
 });
 
 export interface ChainWatcherInput {
-  rail: EvmStyleRail;
+  rail: UsdtRail;
   environment: 'test' | 'live';
   cursor: Cursor | null;
   pollMs: number;

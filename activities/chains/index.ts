@@ -10,6 +10,8 @@ import { createDispatchActivities } from '../webhooks/dispatch.js';
 import { evmClient } from './evm/client.js';
 import { scanEvmTick, type EvmChainView, type TickResult } from './evm/scan-tick.js';
 import { signalDeposits } from './signal-deposits.js';
+import { scanSolanaTick } from './solana/scan-tick.js';
+import { solanaView } from './solana/view.js';
 import { WatchSet, type Family } from './watch-set.js';
 
 export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
@@ -54,10 +56,11 @@ export function createChainActivities(deps: ActivityDeps) {
 
   return {
     /** One watcher tick: scan, settle seen deposits, then tell their owners. Safe to repeat. */
-    async scanChainTick(input: { rail: EvmStyleRail; environment: Environment; cursor: Cursor | null }): Promise<TickResult & { told: number }> {
-      const v = view(input.rail, input.environment);
-      const family: Family = input.rail === 'USDT_TRON' ? 'tron' : 'evm';
-      const result = await scanEvmTick(deps.pool, v, watchSet(family, input.environment), input.cursor, Date.now());
+    async scanChainTick(input: { rail: UsdtRail; environment: Environment; cursor: Cursor | null }): Promise<TickResult & { told: number }> {
+      const result =
+        input.rail === 'USDT_SOL'
+          ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
+          : await scanEvmTick(deps.pool, view(input.rail, input.environment), watchSet(input.rail === 'USDT_TRON' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
       const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
       return { ...result, told };
     },
