@@ -17,7 +17,7 @@ export type InvoiceView = z.infer<typeof invoiceViewSchema>;
 export async function findInvoiceView(db: CommonQueryMethods, id: string): Promise<InvoiceView | null> {
   return db.maybeOne(sql.type(invoiceViewSchema)`
     SELECT l.id, l.store_id, l.environment, l.status, l.usdt_amount, l.mobile_money_amount, l.kes_per_usdt, l.rate_source,
-      l.enabled_rails, l.tron_address, l.evm_address, l.solana_address, l.solana_reference, l.mobile_money_shortcode,
+      l.enabled_rails, l.tron_address, l.evm_address, l.solana_address, l.solana_reference, l.solana_mint, l.mobile_money_shortcode,
       l.description, l.merchant_ref, l.metadata, l.redirect_url, l.expires_at, l.created_at, l.confirmed_rail, l.confirmed_at,
       l.external_id, l.payer, l.amount_received_minor, l.simulated, l.kind,
       k.publishable_key,

@@ -18,6 +18,7 @@ export const linkRowSchema = z.object({
   evm_address: z.string().nullable(),
   solana_address: z.string().nullable(),
   solana_reference: z.string().nullable(),
+  solana_mint: z.string().nullable(),
   mobile_money_shortcode: z.string().nullable(),
   description: z.string().nullable(),
   merchant_ref: z.string().nullable(),
@@ -36,7 +37,7 @@ export const linkRowSchema = z.object({
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-  enabled_rails, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode, description,
+  enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
   amount_received_minor, simulated, kind`;
 
@@ -55,6 +56,7 @@ export interface NewLink {
   evmAddress: string | null;
   solanaAddress: string | null;
   solanaReference: string | null;
+  solanaMint: string | null;
   mobileMoneyShortcode: string | null;
   description: string | null;
   merchantRef: string | null;
@@ -75,10 +77,10 @@ export async function allocateAddressIndex(db: CommonQueryMethods, storeId: stri
 export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
   const row = await db.one(sql.type(linkRowSchema)`
     INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-      enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, mobile_money_shortcode,
+      enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode,
       description, merchant_ref, metadata, redirect_url, expires_at)
     VALUES (${l.id}, ${l.kind}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
-      ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference},
+      ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference}, ${l.solanaMint},
       ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
       ${l.redirectUrl}, ${l.expiresAt})
     RETURNING ${columns}`);

@@ -17,7 +17,9 @@ export interface ChainWatcherInput {
   pollMs: number;
 }
 
-export const chainWatcherWorkflowId = (rail: string, env: string): string => `chain-watcher/${rail}/${env}`;
+/** `chain-watcher/<rail>/<env>`; with TASK_QUEUE_PREFIX set, deployments sharing a namespace get their own. */
+export const chainWatcherWorkflowId = (rail: string, env: string, prefix = ''): string =>
+  prefix ? `chain-watcher/${prefix}${rail}/${env}` : `chain-watcher/${rail}/${env}`;
 
 /** Ticks per run before continue-as-new: about 10 history events each, far below the limits. */
 const ticksPerRun = 500;

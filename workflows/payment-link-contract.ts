@@ -30,6 +30,8 @@ export interface PaymentLinkInput {
   underpaymentToleranceBps: number;
   /** Where `dispatchEvent` runs (the deployment's webhooks task queue). */
   webhookTaskQueue: string;
+  /** First STK query of a prompt whose callback has not come; later ones back off from it. */
+  promptFirstCheckMs?: number;
 }
 
 /** One payment as reported by a rail adapter. `key` identifies it: `<txHash>:<logIndex>` or a receipt. */

@@ -7,6 +7,8 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { LinkActivities, Disposition } from '../activities/links/index.js';
+import type { MobileMoneyActivities } from '../activities/mobile-money/index.js';
+import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
 import { coversDue, fromMicro, toMicro } from '../domain/money.js';
 import { railDecimals, type RailId } from '../domain/rails.js';
 import { searchAttributes } from '../domain/search-attributes.js';
@@ -30,16 +32,16 @@ const db = proxyActivities<LinkActivities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 
-// The operator is called at most a few times: a prompt on the customer's phone must not repeat.
-const mobileMoney = proxyActivities<{
-  sendStkPush(input: {
-    linkId: string; storeId: string; environment: 'test' | 'live'; phoneNumber: string; amountKes: number;
-    accountReference: string; description: string; attempt: string;
-  }): Promise<{ checkoutRequestId: string; merchantRequestId: string }>;
-}>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['MpesaRejected'] },
-});
+// The operator is called at most a few times: a prompt on the customer's phone must not repeat
+// (the activity also refuses to resend when an earlier attempt's outcome is unknown).
+const mobileMoney = proxyActivities<MobileMoneyActivities>(mobileMoneyActivityOptions);
+
+/**
+ * When to ask M-Pesa about a prompt whose callback has not come (callbacks do get lost), in
+ * multiples of the first delay (30 s by default): then backing off; after the last check the
+ * prompt counts as failed.
+ */
+const promptCheckSteps = [1, 2, 4, 6, 10];
 
 type Message =
   | { kind: 'seen'; report: PaymentReport }
@@ -63,6 +65,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   let prompts = 0;
   const inbox: Message[] = [];
   const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
+  const promptChecks = new Map<string, { phone: string; checks: number; dueAtMs: number }>();
+  const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
   const dueMicro = BigInt(input.usdtAmountMicro);
   const lateWatchMs = input.lateWatchMinutes * 60_000;
 
@@ -145,7 +149,9 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const handle = async (m: Message): Promise<void> => {
     if (m.kind === 'confirmed') return onConfirmed(m.report);
     if (m.kind === 'seen') {
-      if (payments.has(m.report.key)) return;
+      // A deposit dropped by a reorg and included again is seen again; anything else only once.
+      const known = payments.get(m.report.key);
+      if (known && known.state !== 'dropped') return;
       payments.set(m.report.key, { rail: m.report.rail, state: 'seen', disposition: null, micro: 0n });
       await db.recordPayment({ linkId: input.linkId, report: m.report, state: 'seen', disposition: null });
       if (status === 'PENDING') await moveTo('payment_seen');
@@ -198,6 +204,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         });
         const key = sent.checkoutRequestId;
         payments.set(key, { rail: 'MOBILE_MONEY', state: 'initiated', disposition: null, micro: 0n });
+        promptChecks.set(key, { phone: phoneNumber, checks: 0, dueAtMs: Date.now() + promptCheckDelaysMs[0]! });
         await db.recordPayment({
           linkId: input.linkId,
           report: { rail: 'MOBILE_MONEY', key, externalId: key, payer: phoneNumber, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
@@ -251,6 +258,32 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     },
   );
 
+  /** Asks M-Pesa about prompts whose callback is overdue and acts on the answer. */
+  const checkOverduePrompts = async (): Promise<void> => {
+    for (const [key, check] of promptChecks) {
+      if (payments.get(key)?.state !== 'initiated') {
+        promptChecks.delete(key);
+        continue;
+      }
+      if (Date.now() < check.dueAtMs) continue;
+      const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: key });
+      check.checks += 1;
+      if (answer.status === 'succeeded') {
+        // The query carries no receipt: the CheckoutRequestID stands in as the external id.
+        await onConfirmed({ rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 });
+      } else if (answer.status === 'failed') {
+        await handle({ kind: 'failed', key, reason: answer.reason ?? 'M-Pesa reported the payment failed.' });
+      } else if (check.checks >= promptCheckDelaysMs.length) {
+        await handle({ kind: 'failed', key, reason: 'M-Pesa never reported an outcome for this prompt.' });
+      } else {
+        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
+        continue;
+      }
+      promptChecks.delete(key);
+    }
+  };
+  const nextPromptCheckMs = () => Math.min(Infinity, ...[...promptChecks.values()].map((c) => c.dueAtMs));
+
   // The main loop: handle messages one at a time; expire at the deadline; after a terminal state
   // keep recording late payments until the watch window closes.
   for (;;) {
@@ -262,12 +295,13 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       : status === 'PENDING'
         ? input.expiresAtMs
         : input.expiresAtMs + lateWatchMs;
-    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0) break;
-    await condition(() => inbox.length > 0, Math.max(1, wakeAtMs - now));
+    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptChecks.size === 0) break;
+    await condition(() => inbox.length > 0, Math.max(1, Math.min(wakeAtMs, nextPromptCheckMs()) - now));
     while (inbox.length > 0) {
       const m = inbox.shift()!;
       await withLock(() => handle(m));
     }
+    if (promptChecks.size > 0) await withLock(checkOverduePrompts);
   }
   await db.stopWatchingLink({ linkId: input.linkId });
   return status;

@@ -25,7 +25,9 @@ async function upsertPayment(
       state = EXCLUDED.state,
       disposition = COALESCE(EXCLUDED.disposition, link_payments.disposition),
       failure_reason = EXCLUDED.failure_reason,
-      external_id = COALESCE(EXCLUDED.external_id, link_payments.external_id),
+      -- A failure or drop keeps the id the payment was known by; a confirmation brings the final one (the M-Pesa receipt).
+      external_id = CASE WHEN EXCLUDED.state IN ('failed', 'dropped') THEN link_payments.external_id
+                         ELSE COALESCE(EXCLUDED.external_id, link_payments.external_id) END,
       payer = COALESCE(EXCLUDED.payer, link_payments.payer),
       amount_minor = COALESCE(EXCLUDED.amount_minor, link_payments.amount_minor),
       block_number = COALESCE(EXCLUDED.block_number, link_payments.block_number),

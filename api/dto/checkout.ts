@@ -33,7 +33,7 @@ export function checkoutDto(row: LinkRow, storeName: string, publicBaseUrl: stri
       const address = addressOf(rail);
       const payUri =
         rail === 'USDT_SOL' && row.solana_address && row.solana_reference
-          ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: storeName, linkId: row.id })
+          ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: storeName, linkId: row.id, mint: row.solana_mint ?? undefined })
           : address;
       return {
         ...railRecord(rail, publicBaseUrl),

@@ -26,7 +26,7 @@ export function paymentLinkDto(row: LinkRow, checkoutBaseUrl: string) {
     solanaReference: has('USDT_SOL') ? row.solana_reference : null,
     solanaPayUrl:
       has('USDT_SOL') && row.solana_address && row.solana_reference
-        ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: row.description, linkId: row.id })
+        ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: row.description, linkId: row.id, mint: row.solana_mint ?? undefined })
         : null,
     mobileMoneyShortcode: has('MOBILE_MONEY') ? row.mobile_money_shortcode : null,
     description: row.description,

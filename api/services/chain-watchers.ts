@@ -27,8 +27,8 @@ export async function ensureChainWatchers(temporal: Client, config: Config, rail
   const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY');
   await Promise.all(
     wanted.map(async (rail) => {
-      const id = chainWatcherWorkflowId(rail, env);
-      const key = `${config.temporal.taskQueuePrefix}${id}`;
+      const id = chainWatcherWorkflowId(rail, env, config.temporal.taskQueuePrefix);
+      const key = id;
       if (started.has(key)) return;
       try {
         await temporal.workflow.start<typeof chainWatcher>('chainWatcher', {

@@ -15,6 +15,7 @@ import type { paymentLink } from '../../workflows/payment-link.js';
 import type { Rate } from '../../activities/rates/rate-service.js';
 import type { ApiDeps } from '../deps.js';
 import type { AuthContext } from '../plugins/auth.js';
+import { railEndpoint } from '../../runtime/rail-endpoints.js';
 import { ensureChainWatchers } from './chain-watchers.js';
 
 /**
@@ -63,6 +64,11 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
   const has = (r: RailId) => spec.rails.includes(r);
   const needsEvm = has('USDT_BSC') || has('USDT_ETH') || has('USDT_POLYGON');
   const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
+  const solanaMint = has('USDT_SOL') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract : null;
+  if (has('USDT_SOL') && !solanaMint) {
+    // Without a mint the watcher cannot recognise the payment: refuse rather than lose it.
+    throw new AppError('rail_not_available', `USDT_SOL has no USDT mint configured for ${auth.environment}; the operator must set USDT_CONTRACT_USDT_SOL_${auth.environment.toUpperCase()}.`, 'enabledRails');
+  }
 
   const row = await deps.pool.transaction(async (tx) => {
     const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
@@ -85,6 +91,7 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
       evmAddress: needsEvm ? deriveAddress(keys.evm!, 'evm', linkBranch, index!) : null,
       solanaAddress: has('USDT_SOL') ? keys.solana : null,
       solanaReference: has('USDT_SOL') ? newSolanaReference() : null,
+      solanaMint: has('USDT_SOL') ? solanaMint! : null,
       mobileMoneyShortcode: shortcode ?? null,
       description: spec.description,
       merchantRef: spec.merchantRef,
@@ -107,6 +114,7 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
     lateWatchMinutes: policy.lateWatchMinutes,
     underpaymentToleranceBps: policy.underpaymentToleranceBps,
     webhookTaskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'webhooks'),
+    promptFirstCheckMs: deps.config.mpesaQueryAfterSeconds * 1000,
   };
   try {
     await ensureChainWatchers(deps.temporal, deps.config, spec.rails, auth.environment);

@@ -148,19 +148,17 @@ describe('Solana watcher', () => {
     expect(done.payments.map((p: { externalId: string }) => p.externalId).sort()).toEqual([first, second].sort());
   });
 
-  it('pays an invoice on SOL the same way (invoices share the read model and the reference)', async () => {
+  it('refuses a SOL invoice: its safe shape could not carry the reference that identifies the payment', async () => {
     const res = await stack.request({ method: 'POST', url: '/v1/invoices', key: store.keys.test.secretKey, payload: { amount: '2', network: 'SOL' } });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ network: 'SOL', paymentAddress: merchant });
-    const reference = await stack.pool.oneFirst(sql.type(z.object({ solana_reference: z.string() }))`
-      SELECT solana_reference FROM payment_links WHERE id = ${res.body.id}`);
-    const sig = pay({ id: res.body.id, solanaAddress: merchant, solanaReference: reference }, usd(2));
-    emu.ledger.finalize(sig);
-    const paid = await eventually(async () => {
-      const b = (await stack.request({ method: 'GET', url: `/v1/invoices/${res.body.id}` })).body;
-      return b.status === 'PAID' ? b : undefined;
-    }, 'invoice PAID');
-    expect(paid.txHash).toBe(sig);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_field', param: 'network' });
+    expect(res.body.error.message).toContain('Solana Pay reference');
+  });
+
+  it('puts the configured mint in the Solana Pay URL', async () => {
+    const link = await createLink('3');
+    const got = (await stack.request({ method: 'GET', url: `/v1/payment-links/${link.id}`, key: store.keys.test.secretKey })).body;
+    expect(got.solanaPayUrl).toContain(`spl-token=${mint}`);
   });
 
   it('confirms many links paid in the same stretch of slots', async () => {

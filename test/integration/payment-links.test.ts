@@ -10,10 +10,12 @@ import { startStack, type Stack } from '../helpers/stack.js';
 let stack: Stack;
 let store: CreatedStore;
 let key: string;
+const testSolanaMint = 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr';
 const allRails = ['MOBILE_MONEY', 'USDT_TRON', 'USDT_BSC', 'USDT_ETH', 'USDT_POLYGON', 'USDT_SOL'];
 
 beforeAll(async () => {
-  stack = await startStack();
+  // A devnet USDT has no canonical mint: the operator names one (any base58 32-byte key here).
+  stack = await startStack({ USDT_CONTRACT_USDT_SOL_TEST: testSolanaMint });
   store = await stack.createStore('Links');
   key = store.keys.test.secretKey;
   await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
@@ -53,7 +55,7 @@ describe('POST /v1/payment-links', () => {
     expect(link.bscAddress).toBe(deriveAddress(evmXpub, 'evm', 1, 0));
     expect(link.ethAddress).toBe(link.bscAddress);
     expect(link.polygonAddress).toBe(link.bscAddress);
-    expect(link.solanaPayUrl).toContain(`solana:${solanaWallet}?amount=10.5&spl-token=`);
+    expect(link.solanaPayUrl).toContain(`solana:${solanaWallet}?amount=10.5&spl-token=${testSolanaMint}`);
     expect(Date.parse(link.expiresAt) - Date.parse(link.createdAt)).toBeGreaterThan(1439 * 60_000);
     expect(link).not.toHaveProperty('confirmedRail');
 

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { findInvoiceView } from '../../../db/invoice-repo.js';
+import { AppError } from '../../../domain/errors.js';
 import { newId } from '../../../domain/ids.js';
 import { parseUsdt } from '../../../domain/money.js';
 import { invoiceDto, invoiceNetworks, railOfNetwork } from '../../dto/invoice.js';
@@ -27,6 +28,11 @@ export const createInvoiceRoute = defineRoute({
   }),
   responses: { 201: { description: 'Created (the same shape as the public lookup)', schema: invoiceSchema } },
   handler: async ({ deps, auth, body, reply }) => {
+    if (body.network === 'SOL') {
+      // The safe shape carries an address, not a Solana Pay request: a payment to the bare wallet
+      // holds no reference, so it could not be matched to the invoice. Refuse rather than lose it.
+      throw new AppError('invalid_field', "Solana invoices are not supported: the invoice shape cannot carry the Solana Pay reference that identifies the payment. Use a payment link with USDT_SOL (its checkout shows the Solana Pay QR code).", 'network');
+    }
     const rail = railOfNetwork[body.network];
     await assertRailsAvailable(deps, auth, [rail], 'network');
     const row = await openPaymentRequest(deps, auth, {
