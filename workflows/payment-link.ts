@@ -66,6 +66,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const inbox: Message[] = [];
   const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
   const promptChecks = new Map<string, { phone: string; checks: number; dueAtMs: number }>();
+  /** Set when a prompt is added, so the main loop re-arms its timer for the prompt's check. */
+  let promptAdded = false;
   const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
   const dueMicro = BigInt(input.usdtAmountMicro);
   const lateWatchMs = input.lateWatchMinutes * 60_000;
@@ -205,6 +207,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         const key = sent.checkoutRequestId;
         payments.set(key, { rail: 'MOBILE_MONEY', state: 'initiated', disposition: null, micro: 0n });
         promptChecks.set(key, { phone: phoneNumber, checks: 0, dueAtMs: Date.now() + promptCheckDelaysMs[0]! });
+        promptAdded = true;
         await db.recordPayment({
           linkId: input.linkId,
           report: { rail: 'MOBILE_MONEY', key, externalId: key, payer: phoneNumber, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
@@ -296,7 +299,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         ? input.expiresAtMs
         : input.expiresAtMs + lateWatchMs;
     if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptChecks.size === 0) break;
-    await condition(() => inbox.length > 0, Math.max(1, Math.min(wakeAtMs, nextPromptCheckMs()) - now));
+    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, nextPromptCheckMs()) - now));
+    promptAdded = false;
     while (inbox.length > 0) {
       const m = inbox.shift()!;
       await withLock(() => handle(m));

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
+import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/wait.js';
+
+/**
+ * Callbacks get lost. A prompt whose callback never comes is settled by the workflow asking
+ * M-Pesa (STK push query) on a backing-off timer; MPESA_QUERY_AFTER_SECONDS=1 keeps it quick.
+ */
+const merchant: EmulatorMerchant = {
+  consumerKey: 'ck-lost-1', consumerSecret: 'cs-lost-1', shortCode: '174379',
+  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', kind: 'paybill',
+};
+let daraja: DarajaEmulator;
+let stack: Stack;
+let store: CreatedStore;
+
+beforeAll(async () => {
+  daraja = await startDarajaEmulator({ merchants: [merchant], deliverVia: (u) => new URL(u.pathname, stack.baseUrl) });
+  stack = await startStack({ MPESA_SANDBOX_URL: daraja.url, ENCRYPTION_KEY: formatKeyEntry(generateKey()), MPESA_QUERY_AFTER_SECONDS: '1' });
+  store = await stack.createStore('Lost callbacks');
+  const res = await stack.request({
+    method: 'POST', url: `/v1/merchant/clients/${store.clientId}/mobile-money/connect`, key: store.keys.test.secretKey,
+    payload: { consumerKey: merchant.consumerKey, consumerSecret: merchant.consumerSecret, shortcode: '174379', passkey: merchant.passkey, environment: 'sandbox' },
+  });
+  expect(res.status).toBe(200);
+});
+afterAll(async () => {
+  await stack?.stop();
+  await daraja?.close();
+});
+
+async function promptWithoutCallback(phone: string, result: 'success' | 'cancelled') {
+  const key = store.keys.test.secretKey;
+  const link = (await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 90 } })).body;
+  daraja.script(phone, { result, callback: 'none' });
+  const pay = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
+  expect(pay.status).toBe(200);
+  await daraja.complete(pay.body.checkoutRequestId);
+  return { linkId: link.id as string, checkoutRequestId: pay.body.checkoutRequestId as string };
+}
+
+const settled = (id: string, status: string) =>
+  eventually(async () => {
+    const l = (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key: store.keys.test.secretKey })).body;
+    return l.status === status ? l : undefined;
+  }, status, 30_000);
+
+describe('a prompt whose callback never comes', () => {
+  it('is confirmed when the STK query says it succeeded', async () => {
+    const { linkId, checkoutRequestId } = await promptWithoutCallback('254711000001', 'success');
+    const link = await settled(linkId, 'CONFIRMED');
+    expect(link).toMatchObject({ confirmedRail: 'MOBILE_MONEY', externalId: checkoutRequestId, payer: '254711000001' });
+    expect(link.payments[0]).toMatchObject({ state: 'confirmed', amount: '90' });
+  });
+
+  it('goes back to PENDING with the reason when the STK query says it failed', async () => {
+    const { linkId } = await promptWithoutCallback('254711000002', 'cancelled');
+    const link = await settled(linkId, 'PENDING');
+    expect(link.payments[0].state).toBe('failed');
+    expect(link.payments[0].failureReason).toMatch(/cancel/i);
+  });
+});
