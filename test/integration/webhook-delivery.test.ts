@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createWebhookActivities } from '../../activities/webhooks/index.js';
-import { insertEvent, type EventType } from '../../db/event-repo.js';
-import type { CreatedStore } from '../../db/store-repo.js';
-import type { Environment } from '../../domain/environment.js';
-import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually, linkData, webhookHarness } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 
@@ -27,66 +23,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-const linkData = (ref: string) => ({
-  id: 'pl_0123456789abcdefghijklmn',
-  status: 'CONFIRMED',
-  environment: 'test',
-  usdtAmount: '10.5',
-  merchantRef: ref,
-  metadata: { orderId: 42, customer: { name: 'Wanjiků', tags: ['vip', null] }, note: 'a "quoted" value' },
-  confirmedRail: 'MOBILE_MONEY',
-  externalId: 'SGR7H2K9LQ',
-});
-
-async function endpoint(store: CreatedStore, path: string, extra: Record<string, unknown> = {}, env: Environment = 'test') {
-  const res = await stack.request({ method: 'POST', url: '/v1/webhook-endpoints', key: store.keys[env].secretKey, payload: { url: receiver.url(path), ...extra } });
-  expect(res.status).toBe(201);
-  return res.body as { id: string; secret: string; url: string };
-}
-
-async function emit(store: CreatedStore, opts: { type?: EventType; env?: Environment; data?: unknown; createdAt?: string; dispatch?: boolean; scale?: number } = {}) {
-  const env = opts.env ?? 'test';
-  const event = await insertEvent(stack.pool, {
-    storeId: store.clientId,
-    environment: env,
-    type: opts.type ?? 'payment_link.confirmed',
-    dedupeKey: `test:${Math.random()}`,
-    data: opts.data ?? linkData('order-1'),
-    createdAt: opts.createdAt ?? new Date().toISOString(),
-  });
-  const config = opts.scale ? { ...stack.config, webhooks: { ...stack.config.webhooks, retryScale: opts.scale } } : stack.config;
-  const activities = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config });
-  const dispatched = opts.dispatch === false ? undefined : await activities.dispatchEvent({ eventId: event.id });
-  return { event, dispatched, activities };
-}
-
-async function deliveries(store: CreatedStore, endpointId: string, env: Environment = 'test') {
-  const res = await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${endpointId}/deliveries`, key: store.keys[env].secretKey });
-  expect(res.status).toBe(200);
-  return res.body.data as { id: string; eventId: string; attempt: number; status: string; responseStatus: number | null; error: string | null; latencyMs: number; responseBody: string | null }[];
-}
-
-async function getEndpoint(store: CreatedStore, id: string, env: Environment = 'test') {
-  return (await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, key: store.keys[env].secretKey })).body;
-}
-
-/** Waits for the delivery workflow of the pair to finish and, with RECORD_HISTORIES=1, keeps its history for replay. */
-async function finished(eventId: string, endpointId: string, historyName?: string, suffix = '') {
-  const handle = stack.temporal.workflow.getHandle(`webhook-delivery/${eventId}/${endpointId}${suffix}`);
-  const result = await handle.result();
-  if (historyName) await maybeRecordHistory(handle, historyName);
-  return result;
-}
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { endpoint, emit, deliveries, getEndpoint, finished } = webhookHarness(() => ({ stack, receiver }));
 
 describe('delivery', () => {
   it('POSTs the event with Standard Webhooks headers that the standardwebhooks library verifies, once', async () => {
@@ -242,93 +179,4 @@ describe('retries', () => {
     expect(shown.disabledReason).toMatch(/^Disabled automatically on .+: no delivery succeeded since .+ \(10 attempts of event evt_\w+; last error: HTTP 503\)/);
     expect(receiver.requestsTo('/broken')).toHaveLength(10);
   }, 60_000);
-});
-
-describe('endpoint changes during retries', () => {
-  it('stops retrying once the endpoint is deleted', async () => {
-    const store = await stack.createStore();
-    receiver.on('/deleted', () => ({ status: 500 }));
-    const ep = await endpoint(store, '/deleted');
-    // At a fifth of the real schedule, the second attempt is a second away.
-    const { event } = await emit(store, { scale: 0.2 });
-    await receiver.waitFor(() => receiver.requestsTo('/deleted').length === 1, 'the first attempt');
-    expect((await stack.request({ method: 'DELETE', url: `/v1/webhook-endpoints/${ep.id}`, key: store.keys.test.secretKey })).status).toBe(200);
-    expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'endpoint_unavailable', attempts: 2 });
-    expect(receiver.requestsTo('/deleted')).toHaveLength(1);
-  });
-});
-
-describe('manual retry', () => {
-  it('sends a logged delivery again now and answers with the new attempt', async () => {
-    const store = await stack.createStore();
-    const ep = await endpoint(store, '/again');
-    const { event } = await emit(store);
-    const [first] = await eventually(() => deliveries(store, ep.id), (d) => d.length === 1, 'the first delivery');
-    const res = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/${first!.id}/retry`, key: store.keys.test.secretKey });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ eventId: event.id, attempt: 2, status: 'succeeded', responseStatus: 200 });
-    expect(res.body.id).not.toBe(first!.id);
-    expect(await finished(event.id, ep.id, 'webhook-delivery-manual', `/manual/${res.body.id}`)).toMatchObject({ outcome: 'delivered', attempts: 1 });
-    expect(receiver.requestsTo('/again').map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
-    const unknown = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/wd_${'1'.repeat(24)}/retry`, key: store.keys.test.secretKey });
-    expect(unknown.status).toBe(404);
-  });
-
-  it('stops the automatic retries once a manual retry got through', async () => {
-    const store = await stack.createStore();
-    let healthy = false;
-    receiver.on('/manual', () => (healthy ? { status: 200 } : { status: 500 }));
-    const ep = await endpoint(store, '/manual');
-    // At the real schedule the second automatic attempt is 5 seconds away.
-    const { event } = await emit(store, { scale: 1 });
-    const [failed] = await eventually(() => deliveries(store, ep.id), (d) => d.length === 1, 'the first failure');
-    healthy = true;
-    const res = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/${failed!.id}/retry`, key: store.keys.test.secretKey });
-    expect(res.body).toMatchObject({ attempt: 2, status: 'succeeded' });
-    expect(await finished(event.id, ep.id, 'webhook-delivery-stopped-by-manual')).toMatchObject({ outcome: 'delivered_manually', attempts: 1 });
-    expect(receiver.requestsTo('/manual')).toHaveLength(2);
-  });
-
-  it('refuses to retry to a disabled endpoint', async () => {
-    const store = await stack.createStore();
-    receiver.on('/gone-again', () => ({ status: 410 }));
-    const ep = await endpoint(store, '/gone-again');
-    await emit(store);
-    await eventually(() => getEndpoint(store, ep.id), (e) => e.status === 'disabled', 'disabled');
-    const [d] = await deliveries(store, ep.id);
-    const res = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/deliveries/${d!.id}/retry`, key: store.keys.test.secretKey });
-    expect(res.status).toBe(409);
-    expect(res.body.error.message).toContain('disabled');
-  });
-});
-
-describe('safety nets', () => {
-  it('refuses at delivery time a live host whose DNS answer turned private (rebinding), without dialling it', async () => {
-    const store = await stack.createStore();
-    dns.records.set('hooks.rebind.test', '93.184.216.34');
-    const res = await stack.request({
-      method: 'POST', url: '/v1/webhook-endpoints', key: store.keys.live.secretKey, payload: { url: `https://hooks.rebind.test:${receiver.port}/live` },
-    });
-    expect(res.status).toBe(201);
-    dns.records.set('hooks.rebind.test', '127.0.0.1');
-    const connectionsBefore = receiver.connections;
-    await emit(store, { env: 'live' });
-    const [d] = await eventually(() => deliveries(store, res.body.id, 'live'), (l) => l.length >= 1, 'the refused attempt');
-    expect(d).toMatchObject({ status: 'failed', responseStatus: null });
-    expect(d!.error).toContain("resolves to 127.0.0.1, a private, loopback, link-local or reserved address");
-    expect(receiver.connections).toBe(connectionsBefore);
-  });
-
-  it('dispatches an event whose dispatch never ran, a minute later (outbox sweeper)', async () => {
-    const store = await stack.createStore();
-    await endpoint(store, '/swept');
-    const { event } = await emit(store, { dispatch: false, createdAt: new Date(Date.now() - 120_000).toISOString() });
-    await receiver.waitFor(() => receiver.requestsTo('/swept').length === 1, 'the swept event');
-    expect(receiver.requestsTo('/swept')[0]!.headers['webhook-id']).toBe(event.id);
-    await eventually(
-      () => stack.pool.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT dispatched_at AS d FROM events WHERE id = ${event.id}`),
-      (d) => d !== null,
-      'dispatched_at',
-    );
-  });
 });

@@ -1,0 +1,107 @@
+import { expect } from '@jest/globals';
+import { createWebhookActivities } from '../../activities/webhooks/index.js';
+import { insertEvent, type EventType } from '../../db/event-repo.js';
+import type { CreatedStore } from '../../db/store-repo.js';
+import type { Environment } from '../../domain/environment.js';
+import { maybeRecordHistory } from './histories.js';
+import type { Stack } from './stack.js';
+import type { WebhookReceiver } from './webhook-receiver.js';
+
+/** A payment-link-like `data` with the things that must survive unchanged: merchantRef and metadata. */
+export const linkData = (ref: string) => ({
+  id: 'pl_0123456789abcdefghijklmn',
+  status: 'CONFIRMED',
+  environment: 'test',
+  usdtAmount: '10.5',
+  merchantRef: ref,
+  metadata: { orderId: 42, customer: { name: 'Wanjiků', tags: ['vip', null] }, note: 'a "quoted" value' },
+  confirmedRail: 'MOBILE_MONEY',
+  externalId: 'SGR7H2K9LQ',
+});
+
+export interface DeliveryRecord {
+  id: string;
+  eventId: string;
+  attempt: number;
+  status: string;
+  responseStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+  responseBody: string | null;
+}
+
+export interface EmitOptions {
+  type?: EventType;
+  env?: Environment;
+  data?: unknown;
+  createdAt?: string;
+  /** false: write the event to the outbox only, as if the dispatch never ran. */
+  dispatch?: boolean;
+  /** WEBHOOK_RETRY_SCALE for this event's deliveries, instead of the stack's. */
+  scale?: number;
+}
+
+/**
+ * What the webhook tests do over and over, through the real API and the real activities: register
+ * an endpoint on the receiver, write an event to the outbox and dispatch it as the workflows do,
+ * read the delivery log, wait for a delivery workflow to finish.
+ */
+export function webhookHarness(current: () => { stack: Stack; receiver: WebhookReceiver }) {
+  // Called at module level, before beforeAll has started anything: look the parts up per call.
+  async function endpoint(store: CreatedStore, path: string, extra: Record<string, unknown> = {}, env: Environment = 'test') {
+    const { stack, receiver } = current();
+    const res = await stack.request({ method: 'POST', url: '/v1/webhook-endpoints', key: store.keys[env].secretKey, payload: { url: receiver.url(path), ...extra } });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; secret: string; url: string };
+  }
+
+  async function emit(store: CreatedStore, opts: EmitOptions = {}) {
+    const { stack } = current();
+    const event = await insertEvent(stack.pool, {
+      storeId: store.clientId,
+      environment: opts.env ?? 'test',
+      type: opts.type ?? 'payment_link.confirmed',
+      dedupeKey: `test:${Math.random()}`,
+      data: opts.data ?? linkData('order-1'),
+      createdAt: opts.createdAt ?? new Date().toISOString(),
+    });
+    const config = opts.scale ? { ...stack.config, webhooks: { ...stack.config.webhooks, retryScale: opts.scale } } : stack.config;
+    const activities = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config });
+    const dispatched = opts.dispatch === false ? undefined : await activities.dispatchEvent({ eventId: event.id });
+    return { event, dispatched, activities };
+  }
+
+  async function deliveries(store: CreatedStore, endpointId: string, env: Environment = 'test'): Promise<DeliveryRecord[]> {
+    const { stack } = current();
+    const res = await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${endpointId}/deliveries`, key: store.keys[env].secretKey });
+    expect(res.status).toBe(200);
+    return res.body.data;
+  }
+
+  async function getEndpoint(store: CreatedStore, id: string, env: Environment = 'test') {
+    const { stack } = current();
+    return (await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${id}`, key: store.keys[env].secretKey })).body;
+  }
+
+  /** Waits for the delivery workflow of the pair to finish and, with RECORD_HISTORIES=1, keeps its history for replay. */
+  async function finished(eventId: string, endpointId: string, historyName?: string, suffix = '') {
+    const { stack } = current();
+    const handle = stack.temporal.workflow.getHandle(`webhook-delivery/${eventId}/${endpointId}${suffix}`);
+    const result = await handle.result();
+    if (historyName) await maybeRecordHistory(handle, historyName);
+    return result;
+  }
+
+  return { endpoint, emit, deliveries, getEndpoint, finished };
+}
+
+/** Polls `fn` until `ok` holds; fails with the last value seen. */
+export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
