@@ -3,6 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret, webhookHeaders } from '../../domain/webhooks/signing.js';
 import { maxAttempts, retryDelayMs, retryScheduleSeconds } from '../../domain/webhooks/retry-schedule.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../../domain/webhooks/url-policy.js';
+import { ConfigError, loadConfig } from '../../runtime/config.js';
 
 describe('webhook signing', () => {
   it('produces headers the standardwebhooks library verifies, with either secret during a roll', () => {
@@ -72,5 +73,20 @@ describe('webhook URL policy', () => {
     expect(checkWebhookUrl('http://127.0.0.1:8080/hook', 'test').ok).toBe(true);
     expect(checkWebhookUrl('http://localhost/hook', 'test').ok).toBe(true);
     expect(checkWebhookUrl('ftp://localhost/hook', 'test').ok).toBe(false);
+  });
+});
+
+describe('webhook settings', () => {
+  it('defaults to the real schedule and the system resolvers', () => {
+    expect(loadConfig({}).webhooks).toEqual({ retryScale: 1, dnsServers: [] });
+  });
+
+  it('reads WEBHOOK_RETRY_SCALE and WEBHOOK_DNS_SERVERS', () => {
+    const c = loadConfig({ WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: '127.0.0.1:5353, 1.1.1.1' });
+    expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'] });
+  });
+
+  it.each(['0', '-1', '2', 'fast'])('refuses WEBHOOK_RETRY_SCALE=%s', (value) => {
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCALE: value })).toThrow(ConfigError);
   });
 });
