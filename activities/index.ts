@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
+import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
 import { createMobileMoneyActivities } from './mobile-money/index.js';
 import { createSystemActivities } from './system/index.js';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSystemActivities(deps),
     ...createLinkActivities(deps),
+    ...createChainActivities(deps),
     ...createWebhookActivities(deps),
     ...createMobileMoneyActivities(deps),
   };

@@ -44,6 +44,7 @@ export async function benchChainLatency(rounds = 5, pollMs = [100, 1000]) {
       }
       const median = (a: number[]) => Math.round([...a].sort((x, y) => x - y)[a.length >> 1]!);
       results[`poll${poll}ms`] = { rounds, minedToProcessingMedianMs: median(seenMs), depthToConfirmedMedianMs: median(confirmMs), depthToConfirmedMaxMs: Math.round(Math.max(...confirmMs)) };
+      console.error(`chain poll ${poll} ms:`, JSON.stringify(results[`poll${poll}ms`]));
       await stack.stop();
     }
   } finally {

@@ -10,3 +10,6 @@ if (want('chain')) {
   const { benchChainLatency } = await import('./chain-latency.js');
   console.log('chain', JSON.stringify(await benchChainLatency()));
 }
+
+// Native Temporal connections keep the event loop alive; a benchmark ends when it has printed.
+process.exit(0);

@@ -9,6 +9,8 @@ import { migrate } from '../db/migrate.js';
 import { defaultLiveSources, RateService } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
+import { ensureWatchersForOpenWork } from '../api/services/chain-watchers.js';
+import { ensureOutboxSweeper } from '../activities/webhooks/dispatch.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
@@ -96,6 +98,8 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       stops.push(() => nativeConnection.close());
       workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
       const runPromise = workers.run();
+      await ensureWatchersForOpenWork(pool, temporal, config).catch((err) => logger.warn({ err }, 'could not check the chain watchers at start'));
+      await ensureOutboxSweeper({ temporal, config }).catch((err) => logger.warn({ err }, 'could not start the webhook outbox sweeper'));
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
     }

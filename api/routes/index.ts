@@ -1,12 +1,16 @@
 import type { RouteDef } from '../route.js';
 import { mpesaCallbackRoute } from './callbacks/mpesa.js';
 import { listClientChains } from './chains/for-client.js';
+import { getCheckoutRoute } from './checkout/get.js';
+import { checkoutPayMobileMoneyRoute } from './checkout/pay-mobile-money.js';
 import { listChains } from './chains/list.js';
 import { connectMobileMoneyRoute } from './mobile-money/connect.js';
 import { payWithMobileMoneyRoute } from './mobile-money/pay.js';
 import { connectSolanaWalletRoute } from './merchant-wallets/connect-solana.js';
 import { connectEvmWalletRoute, connectTronWalletRoute } from './merchant-wallets/connect-xpub.js';
 import { disconnectEvmWalletRoute, disconnectSolanaWalletRoute, disconnectTronWalletRoute } from './merchant-wallets/disconnect.js';
+import { createInvoiceRoute } from './invoices/create.js';
+import { getInvoiceRoute } from './invoices/get.js';
 import { cancelPaymentLinkRoute } from './payment-links/cancel.js';
 import { createPaymentLinkRoute } from './payment-links/create.js';
 import { getPaymentLinkRoute } from './payment-links/get.js';
@@ -33,6 +37,10 @@ export const allRoutes: RouteDef[] = [
   getPaymentLinkRoute,
   cancelPaymentLinkRoute,
   simulatePaymentRoute,
+  getCheckoutRoute,
+  checkoutPayMobileMoneyRoute,
+  createInvoiceRoute,
+  getInvoiceRoute,
   connectMobileMoneyRoute,
   payWithMobileMoneyRoute,
   mpesaCallbackRoute,

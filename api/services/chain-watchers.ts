@@ -1,6 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 import type { Environment } from '../../domain/environment.js';
-import type { RailId, UsdtRail } from '../../domain/rails.js';
+import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
 import { taskQueueName } from '../../domain/task-queues.js';
 import type { Config } from '../../runtime/config.js';
@@ -47,4 +49,25 @@ export async function ensureChainWatchers(temporal: Client, config: Config, rail
       started.add(key);
     }),
   );
+}
+
+const demandRow = z.object({ environment: z.enum(['test', 'live']), rail: z.string() });
+
+/**
+ * At worker start: makes sure every watcher that open work needs is running (links and invoices
+ * still watched, stores with derived addresses). Watchers normally outlive any process; this
+ * covers a Temporal cluster that lost them.
+ */
+export async function ensureWatchersForOpenWork(pool: DatabasePool, temporal: Client, config: Config): Promise<void> {
+  if (!config.chainWatchers) return;
+  const rows = await pool.any(sql.type(demandRow)`
+    SELECT DISTINCT l.environment, unnest(l.enabled_rails) AS rail FROM payment_links l
+    WHERE EXISTS (SELECT 1 FROM watched_addresses w WHERE w.owner_id = l.id AND w.watch_until > now())
+    UNION
+    SELECT DISTINCT m.environment, CASE w.kind WHEN 'tron' THEN 'USDT_TRON' ELSE 'USDT_BSC' END AS rail
+    FROM derived_index_marks m JOIN store_wallets w ON w.store_id = m.store_id AND w.environment = m.environment AND w.kind IN ('tron', 'evm')`);
+  for (const env of ['test', 'live'] as const) {
+    const rails = rows.filter((r) => r.environment === env).map((r) => r.rail).filter(isRailId);
+    if (rails.length) await ensureChainWatchers(temporal, config, rails, env);
+  }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { indexRule, maxIndex } from '../../../domain/hd/derive.js';
+import { ensureChainWatchers } from '../../services/chain-watchers.js';
 import { defineRoute } from '../../route.js';
 import { deriveReceiveWallet, derivedNetworks } from './derived-wallets.js';
 
@@ -30,5 +31,11 @@ export const deriveWalletRoute = defineRoute({
         .meta({ id: 'DerivedWallet' }),
     },
   },
-  handler: async ({ deps, auth, body }) => deriveReceiveWallet(deps.pool, auth, body.index),
+  handler: async ({ deps, auth, body }) => {
+    const wallet = await deriveReceiveWallet(deps.pool, auth, body.index);
+    // Deposits to derived addresses are announced by transfer.confirmed: their watchers must run.
+    const rails = [...(wallet.tron ? ['USDT_TRON' as const] : []), ...(wallet.bsc ? ['USDT_BSC' as const] : [])];
+    await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
+    return wallet;
+  },
 });
