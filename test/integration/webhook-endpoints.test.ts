@@ -33,7 +33,7 @@ describe('POST /v1/webhook-endpoints', () => {
     expect(res.body).toEqual({
       id: expect.stringMatching(/^we_[0-9a-z]{24}$/),
       url: 'http://127.0.0.1:9/hooks',
-      enabledEvents: ['payment_link.confirmed', 'transfer.confirmed'],
+      enabledEvents: ['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid'],
       environment: 'test',
       status: 'enabled',
       disabledReason: null,
