@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   condition,
+  log,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -65,7 +66,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   let prompts = 0;
   const inbox: Message[] = [];
   const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
-  const promptChecks = new Map<string, { phone: string; checks: number; dueAtMs: number }>();
+  const promptChecks = new Map<string, { phone: string; checks: number; dueAtMs: number; callbackReport?: PaymentReport }>();
   /** Set when a prompt is added, so the main loop re-arms its timer for the prompt's check. */
   let promptAdded = false;
   const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
@@ -148,8 +149,30 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   });
   const dispatch = (eventId: string) => webhooks.dispatchEvent({ eventId });
 
+  /**
+   * Daraja callbacks are not signed, so a callback claiming success is only a hint: M-Pesa is
+   * asked (STK query with the merchant's credentials) before the link moves. A callback the
+   * query denies changes nothing but the failure record; one still pending waits for the timer.
+   */
+  const verifyMobileCallback = async (report: PaymentReport): Promise<void> => {
+    if (payments.get(report.key)?.state === 'confirmed') return;
+    const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: report.key });
+    if (answer.status === 'succeeded') return onConfirmed(report);
+    if (answer.status === 'failed') {
+      return handle({ kind: 'failed', key: report.key, reason: answer.reason ?? 'M-Pesa reported the payment failed.' });
+    }
+    const check = promptChecks.get(report.key);
+    if (answer.status === 'pending' && check) {
+      check.callbackReport = report;
+      check.dueAtMs = Math.min(check.dueAtMs, Date.now() + promptCheckDelaysMs[0]!);
+    }
+    log.warn('M-Pesa callback not confirmed by the STK query; ignored', { linkId: input.linkId, key: report.key, answer: answer.status });
+  };
+
   const handle = async (m: Message): Promise<void> => {
-    if (m.kind === 'confirmed') return onConfirmed(m.report);
+    if (m.kind === 'confirmed') {
+      return m.report.rail === 'MOBILE_MONEY' && !m.report.simulated ? verifyMobileCallback(m.report) : onConfirmed(m.report);
+    }
     if (m.kind === 'seen') {
       // A deposit dropped by a reorg and included again is seen again; anything else only once.
       const known = payments.get(m.report.key);
@@ -272,8 +295,10 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: key });
       check.checks += 1;
       if (answer.status === 'succeeded') {
-        // The query carries no receipt: the CheckoutRequestID stands in as the external id.
-        await onConfirmed({ rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 });
+        // Without a callback the query carries no receipt: the CheckoutRequestID stands in for it.
+        await onConfirmed(
+          check.callbackReport ?? { rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
+        );
       } else if (answer.status === 'failed') {
         await handle({ kind: 'failed', key, reason: answer.reason ?? 'M-Pesa reported the payment failed.' });
       } else if (check.checks >= promptCheckDelaysMs.length) {

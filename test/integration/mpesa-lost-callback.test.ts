@@ -48,6 +48,34 @@ const settled = (id: string, status: string) =>
     return l.status === status ? l : undefined;
   }, status, 30_000);
 
+describe('a callback claiming success', () => {
+  it('moves nothing until the STK query agrees: a forged success on an open prompt is ignored', async () => {
+    const key = store.keys.test.secretKey;
+    const phone = '254711000003';
+    const link = (await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 40 } })).body;
+    daraja.script(phone, { result: 'cancelled', callback: 'none' });
+    const { checkoutRequestId } = (await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } })).body;
+    const prompt = daraja.state.prompts.get(checkoutRequestId)!;
+    const token = prompt.callbackUrl.split('/').pop()!;
+    // Someone who learned the callback URL claims success while the customer has not paid.
+    const forged = await stack.request({
+      method: 'POST', url: `/v1/callbacks/mpesa/${token}`,
+      payload: { Body: { stkCallback: {
+        MerchantRequestID: prompt.merchantRequestId, CheckoutRequestID: checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+        CallbackMetadata: { Item: [{ Name: 'Amount', Value: 40 }, { Name: 'MpesaReceiptNumber', Value: 'FAKE000001' }, { Name: 'TransactionDate', Value: 20260101120000 }, { Name: 'PhoneNumber', Value: Number(phone) }] },
+      } } },
+    });
+    expect(forged.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await stack.request({ method: 'GET', url: `/v1/payment-links/${link.id}`, key })).body.status).toBe('PROCESSING');
+    // The customer then cancels: the query settles the prompt as failed, never as paid.
+    await daraja.complete(checkoutRequestId);
+    const settledLink = await settled(link.id, 'PENDING');
+    expect(settledLink.confirmedRail).toBeNull();
+    expect(settledLink.payments[0].state).toBe('failed');
+  });
+});
+
 describe('a prompt whose callback never comes', () => {
   it('is confirmed when the STK query says it succeeded', async () => {
     const { linkId, checkoutRequestId } = await promptWithoutCallback('254711000001', 'success');

@@ -1,0 +1,54 @@
+// Payment-link creation and reads through the real HTTP API, PostgreSQL and Temporal (each create
+// starts a workflow). Reports throughput and latency percentiles at a few concurrencies.
+import { connectAllRails } from '../test/helpers/fixtures.js';
+import { startStack } from '../test/helpers/stack.js';
+import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
+
+const pct = (a: number[], p: number) => Math.round([...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))]! * 10) / 10;
+
+async function run(concurrency: number, total: number, call: (i: number) => Promise<void>) {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const s = performance.now();
+        await call(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return { concurrency, total, perSecond: Math.round(total / seconds), p50Ms: pct(lat, 0.5), p99Ms: pct(lat, 0.99) };
+}
+
+export async function benchApi() {
+  await startTestTemporal();
+  const stack = await startStack();
+  try {
+    const store = await stack.createStore('Bench');
+    await connectAllRails(stack, store.clientId);
+    const key = store.keys.test.secretKey;
+    const ids: string[] = [];
+    const create = async () => {
+      const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '10', enabledRails: ['USDT_BSC', 'USDT_TRON', 'MOBILE_MONEY'] } });
+      if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
+      ids.push(res.body.id);
+    };
+    await run(4, 20, create); // warm-up
+    const results: Record<string, unknown> = {};
+    for (const c of [1, 8]) results[`create_c${c}`] = await run(c, 200, create);
+    const get = async (i: number) => {
+      // Spread over source addresses: the per-IP limit (600/min) is not what is being measured.
+      const res = await stack.request({ method: 'GET', url: `/v1/payment-links/${ids[i % ids.length]}`, key, localAddress: `127.0.1.${(i % 50) + 1}` });
+      if (res.status !== 200) throw new Error(`get: ${res.status}`);
+    };
+    results.get_c8 = await run(8, 2000, get);
+    return results;
+  } finally {
+    await stack.stop();
+    await stopTestTemporal();
+  }
+}
