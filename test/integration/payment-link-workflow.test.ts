@@ -191,3 +191,50 @@ describe('expiry', () => {
     expect(l.payments[0]).toMatchObject({ disposition: 'after_cancel', state: 'confirmed' });
   });
 });
+
+describe('races and restarts', () => {
+  it('never gives two concurrent creates the same address', async () => {
+    const s = await stack.createStore('Busy shop');
+    await connectAllRails(stack, s.clientId, 'test');
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        stack.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '1', enabledRails: ['USDT_BSC', 'USDT_TRON'] } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(30).fill(201));
+    expect(new Set(results.map((r) => r.body.bscAddress)).size).toBe(30);
+    expect(new Set(results.map((r) => r.body.tronAddress)).size).toBe(30);
+  });
+
+  it('settles a cancel racing a confirmation one way or the other, never losing the payment', async () => {
+    for (let i = 0; i < 5; i++) {
+      const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
+      const [, cancel] = await Promise.all([
+        handle(link.id).signal(paymentConfirmed, bscPayment(`race${i}`, 1_000_000n)),
+        stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key }),
+      ]);
+      const final = await eventually(async () => {
+        const l = await getLink(link.id);
+        return l.payments.length === 1 && l.payments[0].state === 'confirmed' ? l : undefined;
+      }, 'payment recorded');
+      if (cancel.status === 200) {
+        expect(final.status).toBe('CANCELLED');
+        expect(final.payments[0].disposition).toBe('after_cancel');
+      } else {
+        expect(cancel.status).toBe(409);
+        expect(final.status).toBe('CONFIRMED');
+        expect(final.payments[0].disposition).toBe('payment');
+      }
+    }
+  });
+
+  it('loses nothing when the workers stop mid-workflow and signals arrive meanwhile', async () => {
+    const link = await createLink({ usdtAmount: '2', enabledRails: ['USDT_BSC'] });
+    await stack.restartWorkers(async () => {
+      await handle(link.id).signal(paymentSeen, bscPayment('down1', 2_000_000n));
+      await handle(link.id).signal(paymentConfirmed, bscPayment('down1', 2_000_000n));
+    });
+    const done = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED after the restart');
+    expect(done.payments).toHaveLength(1);
+  });
+});

@@ -1,13 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readdir, readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { taskQueueName } from '../../domain/task-queues.js';
 import { systemCheck } from '../../workflows/index.js';
-import { workflowBundle } from '../../worker/worker.js';
+import { replayHistories } from '../../runtime/replay.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+
+function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/malipo.mjs', ...args], (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 let stack: Stack;
 beforeAll(async () => {
@@ -30,15 +38,25 @@ describe('Temporal foundation', () => {
   });
 
   it('replays every recorded history in test/histories without non-determinism', async () => {
-    const dir = join(process.cwd(), 'test', 'histories');
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
-    expect(files.length).toBeGreaterThan(0);
-    const bundle = await workflowBundle();
-    for (const file of files) {
-      const { workflowId, history } = JSON.parse(await readFile(join(dir, file), 'utf8'));
-      await expect(
-        Worker.runReplayHistory({ workflowBundle: bundle, replayName: file }, historyFromJSON(history), workflowId),
-      ).resolves.toBeUndefined();
-    }
+    const printed: string[] = [];
+    const failed = await replayHistories([join(process.cwd(), 'test', 'histories')], { log: (m: string) => printed.push(m), error: (m: string) => printed.push(m) });
+    expect(printed.join('\n')).not.toContain('FAILED');
+    expect(failed).toBe(0);
+    expect(printed.length).toBeGreaterThanOrEqual(3);
   });
+
+  it('npx malipo replay exits non-zero and explains when the code no longer matches a history', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'malipo-replay-'));
+    const recorded = JSON.parse(await readFile(join(process.cwd(), 'test', 'histories', 'payment-link-expired.json'), 'utf8'));
+    // Pretend the history was recorded by code that called a different first activity.
+    const changed = JSON.stringify(recorded).replace('"setLinkStatus"', '"someRemovedActivity"');
+    await writeFile(join(dir, 'changed.json'), changed);
+    const ok = await runCli(['replay', join(process.cwd(), 'test', 'histories', 'payment-link-expired.json')]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('ok');
+    const bad = await runCli(['replay', dir]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('FAILED');
+    expect(bad.stderr).toContain('patched()');
+  }, 60_000);
 });
