@@ -10,6 +10,7 @@ import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { registerCheckoutPages } from '../web/checkout/routes.js';
+import { registerDashboardPages } from '../web/dashboard/routes.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
 const defaultRateLimitPerMinute = 600;
@@ -39,6 +40,7 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   registerErrorHandling(app);
   registerStatic(app);
   registerCheckoutPages(app, deps);
+  registerDashboardPages(app, deps);
   for (const route of allRoutes) registerRoute(app, deps, route);
   return app;
 }
@@ -57,7 +59,7 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
         const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
         const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
         return route.handler({ deps, auth, body, query, params, request, reply });
-      });
+      }, route.idempotency);
       if (reply.sent) return reply;
       return result;
     },

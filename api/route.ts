@@ -17,11 +17,22 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   auth: AuthKind;
   /** Requests per 60-second window per client IP; unset means the default API limit. */
   rateLimitPerMinute?: number;
+  /** How an `Idempotency-Key` record of this route is stored (api/plugins/idempotency.ts). */
+  idempotency?: IdempotencyOptions;
   body?: B;
   query?: Q;
   params?: P;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handler: (ctx: HandlerContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<unknown>;
+}
+
+export interface IdempotencyOptions {
+  /**
+   * Top-level response fields that carry a secret (a webhook signing secret): the stored record
+   * keeps them encrypted with the ENCRYPTION_KEY keyring, and a replay decrypts them to answer
+   * with the same response. Nothing else is encrypted, and nothing secret is stored in clear.
+   */
+  sealedFields: readonly string[];
 }
 
 export interface HandlerContext<B, Q, P> {

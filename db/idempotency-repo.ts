@@ -52,3 +52,39 @@ export async function releaseIdempotencyKey(pool: DatabasePool, k: { storeId: st
   await pool.query(sql.unsafe`DELETE FROM idempotency_keys
     WHERE store_id = ${k.storeId} AND environment = ${k.environment} AND key = ${k.key} AND status_code IS NULL`);
 }
+
+export interface StoredKey {
+  storeId: string;
+  environment: string;
+  key: string;
+}
+
+/**
+ * Records whose stored response has a top-level `marker` (encrypted secret fields), for
+ * `credentials:reencrypt`; `fresh` is false once past the 24 hours (nothing replays them).
+ */
+export async function listMarkedResponses(pool: DatabasePool, marker: string): Promise<readonly (StoredKey & { fresh: boolean })[]> {
+  const rows = await pool.any(sql.type(z.object({ store_id: z.string(), environment: z.string(), key: z.string(), fresh: z.boolean() }))`
+    SELECT store_id, environment, key, created_at > now() - ${ttl} AS fresh FROM idempotency_keys
+    WHERE jsonb_typeof(response_body) = 'object' AND response_body -> ${marker} IS NOT NULL ORDER BY created_at`);
+  return rows.map((r) => ({ storeId: r.store_id, environment: r.environment, key: r.key, fresh: r.fresh }));
+}
+
+/** Rewrites one stored response under a row lock; `rewrite` returns null to leave it alone. */
+export async function rewriteStoredResponse(pool: DatabasePool, k: StoredKey, rewrite: (body: unknown) => unknown | null): Promise<void> {
+  await pool.transaction(async (tx) => {
+    const body = await tx.maybeOneFirst(sql.type(z.object({ response_body: z.any() }))`
+      SELECT response_body FROM idempotency_keys
+      WHERE store_id = ${k.storeId} AND environment = ${k.environment} AND key = ${k.key} FOR UPDATE`);
+    const next = body === null ? null : rewrite(body);
+    if (next === null) return;
+    await tx.query(sql.unsafe`UPDATE idempotency_keys SET response_body = ${sql.jsonb(next as never)}
+      WHERE store_id = ${k.storeId} AND environment = ${k.environment} AND key = ${k.key}`);
+  });
+}
+
+/** An expired record, forgotten now rather than at the key's next use. */
+export async function deleteExpiredKey(pool: DatabasePool, k: StoredKey): Promise<void> {
+  await pool.query(sql.unsafe`DELETE FROM idempotency_keys
+    WHERE store_id = ${k.storeId} AND environment = ${k.environment} AND key = ${k.key} AND created_at <= now() - ${ttl}`);
+}

@@ -1,7 +1,6 @@
 import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
-import { newId } from '../domain/ids.js';
 
 /**
  * Webhook endpoints, their delivery log and the outbox's dispatch marks. Endpoint reads that
@@ -50,13 +49,23 @@ export interface Scope {
   environment: Environment;
 }
 
+/** Writes take ciphertexts only (`v1:…`): a `whsec_` plaintext reaching here is a bug, refused. */
+function ciphertextOnly(value: string): string {
+  if (!value.startsWith('v1:')) throw new Error('webhook secrets are stored encrypted (activities/webhooks/secrets.ts), never in clear');
+  return value;
+}
+
+/**
+ * `id` is chosen by the caller because the secret's ciphertext is bound to it; `secret` is the
+ * ciphertext (activities/webhooks/secrets.ts), never the `whsec_` plaintext.
+ */
 export async function insertEndpoint(
   pool: DatabasePool,
-  e: Scope & { url: string; enabledEvents: readonly string[]; secret: string },
+  e: Scope & { id: string; url: string; enabledEvents: readonly string[]; secret: string },
 ): Promise<EndpointRow> {
   return pool.one(sql.type(endpointRow)`
     INSERT INTO webhook_endpoints (id, store_id, environment, url, enabled_events, secret)
-    VALUES (${newId('webhookEndpoint')}, ${e.storeId}, ${e.environment}, ${e.url}, ${sql.array([...e.enabledEvents], 'text')}, ${e.secret})
+    VALUES (${e.id}, ${e.storeId}, ${e.environment}, ${e.url}, ${sql.array([...e.enabledEvents], 'text')}, ${ciphertextOnly(e.secret)})
     RETURNING ${endpointColumns}`);
 }
 
@@ -87,19 +96,69 @@ export async function deleteEndpoint(pool: DatabasePool, s: Scope, id: string): 
   return r.rowCount > 0;
 }
 
-/** The current secret becomes the previous one and keeps signing for `overlapSeconds`. */
+/**
+ * The current secret becomes the previous one and keeps signing for `overlapSeconds`; `secret`
+ * is the new ciphertext. Under a row lock, `protect` turns the stored current value into the
+ * previous one: a ciphertext moves as it is (same slot), a legacy plaintext gets encrypted.
+ */
 export async function rollEndpointSecret(
   pool: DatabasePool,
   s: Scope,
   id: string,
   secret: string,
   overlapSeconds: number,
+  protect: (stored: string) => string,
 ): Promise<EndpointRow | null> {
-  return pool.maybeOne(sql.type(endpointRow)`
-    UPDATE webhook_endpoints SET previous_secret = secret, secret = ${secret},
-      previous_secret_expires_at = now() + make_interval(secs => ${overlapSeconds})
-    WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment}
-    RETURNING ${endpointColumns}`);
+  return pool.transaction(async (tx) => {
+    const current = await tx.maybeOneFirst(sql.type(z.object({ secret: z.string() }))`
+      SELECT secret FROM webhook_endpoints
+      WHERE id = ${id} AND store_id = ${s.storeId} AND environment = ${s.environment} FOR UPDATE`);
+    if (current === null) return null;
+    return tx.one(sql.type(endpointRow)`
+      UPDATE webhook_endpoints SET previous_secret = ${ciphertextOnly(protect(current))}, secret = ${ciphertextOnly(secret)},
+        previous_secret_expires_at = now() + make_interval(secs => ${overlapSeconds})
+      WHERE id = ${id} RETURNING ${endpointColumns}`);
+  });
+}
+
+/** Every endpoint, for `credentials:reencrypt`. */
+export async function listEndpointRefs(pool: DatabasePool): Promise<readonly { id: string; storeId: string; environment: Environment }[]> {
+  const rows = await pool.any(sql.type(z.object({ id: z.string(), store_id: z.string(), environment: z.enum(['test', 'live']) }))`
+    SELECT id, store_id, environment FROM webhook_endpoints ORDER BY created_at, id`);
+  return rows.map((r) => ({ id: r.id, storeId: r.store_id, environment: r.environment }));
+}
+
+export interface StoredSecrets {
+  secret: string;
+  previousSecret: string | null;
+  /** The previous secret's overlap is over: nothing signs with it any more. */
+  previousExpired: boolean;
+}
+
+/**
+ * Rewrites one endpoint's stored secrets under a row lock, so a concurrent roll waits and then
+ * moves the rewritten value. `rewrite` returns null to leave the row alone; a previous secret set
+ * to null loses its expiry too. Returns false when the endpoint no longer exists.
+ */
+export async function rewriteEndpointSecrets(
+  pool: DatabasePool,
+  id: string,
+  rewrite: (stored: StoredSecrets) => { secret: string; previousSecret: string | null } | null,
+): Promise<boolean> {
+  return pool.transaction(async (tx) => {
+    const row = await tx.maybeOne(sql.type(z.object({ secret: z.string(), previous_secret: z.string().nullable(), previous_expired: z.boolean() }))`
+      SELECT secret, previous_secret, COALESCE(previous_secret_expires_at <= now(), true) AS previous_expired
+      FROM webhook_endpoints WHERE id = ${id} FOR UPDATE`);
+    if (!row) return false;
+    const next = rewrite({ secret: row.secret, previousSecret: row.previous_secret, previousExpired: row.previous_expired });
+    if (!next) return true;
+    await tx.query(sql.unsafe`
+      UPDATE webhook_endpoints SET secret = ${ciphertextOnly(next.secret)},
+        previous_secret = ${next.previousSecret === null ? null : ciphertextOnly(next.previousSecret)},
+        previous_secret_expires_at = CASE WHEN ${next.previousSecret}::text IS NULL THEN NULL ELSE previous_secret_expires_at END
+      WHERE id = ${id}`);
+    return true;
+  });
 }
 
 /** Disables an enabled endpoint; an already disabled one keeps its first reason. */

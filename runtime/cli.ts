@@ -2,6 +2,8 @@ import { migrate } from '../db/migrate.js';
 import { openPool } from '../db/pool.js';
 import { createStore } from '../db/store-repo.js';
 import { reencryptAllCredentials } from '../activities/mobile-money/reencrypt.js';
+import { reencryptWebhookSecrets } from '../activities/webhooks/reencrypt-secrets.js';
+import { reencryptSealedResponses } from '../api/plugins/idempotency-reencrypt.js';
 import { runDarajaEmulator } from '../emulators/daraja/cli.js';
 import { loadConfig, type Config } from './config.js';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -14,7 +16,8 @@ const usage = `Usage: malipo <command>
   worker                      run only the Temporal worker (same)
   migrate                     apply database migrations
   stores:create --name NAME   create a store and print its keys once (JSON)
-  credentials:reencrypt       re-encrypt stored M-Pesa credentials under the current ENCRYPTION_KEY
+  replay FILE|DIR…            replay exported workflow histories against the current code
+  credentials:reencrypt       re-encrypt stored secrets (M-Pesa credentials, webhook secrets) under the current ENCRYPTION_KEY
   emulator:daraja [--port N]  run a local M-Pesa (Daraja) emulator for the offline demo
 `;
 
@@ -57,13 +60,18 @@ export async function main(argv: string[]): Promise<void> {
         await migrate(url);
         const pool = await openPool(url, 1);
         try {
-          const report = await reencryptAllCredentials(pool, config);
+          const report = await reencryptEverything(pool, config);
           console.log(JSON.stringify(report));
-          if (report.failed.length) process.exitCode = 1;
+          if (report.failed.length || report.webhookSecrets.failed.length || report.idempotencyRecords.failed.length) process.exitCode = 1;
         } finally {
           await pool.end();
         }
       });
+    case 'replay': {
+      const { replayHistories } = await import('./replay.js');
+      if (rest.length === 0) return fail('replay needs history files or folders, e.g. npx malipo replay test/histories');
+      process.exit((await replayHistories(rest)) === 0 ? 0 : 1);
+    }
     case 'emulator:daraja':
       return runDarajaEmulator({
         port: Number(flag(rest, '--port') ?? 8089),
@@ -74,6 +82,18 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(usage);
       if (command && command !== 'help' && command !== '--help') process.exit(2);
   }
+}
+
+/**
+ * Every ciphertext under the current key: M-Pesa connections (the top-level fields, as before),
+ * webhook signing secrets (legacy plaintext encrypted too) and secret-bearing idempotent responses.
+ */
+async function reencryptEverything(pool: Parameters<typeof reencryptAllCredentials>[0], config: Config) {
+  const mpesa = await reencryptAllCredentials(pool, config);
+  const webhookSecrets = await reencryptWebhookSecrets(pool, config);
+  const idempotencyRecords = await reencryptSealedResponses(pool, config);
+  const currentKeyId = mpesa.currentKeyId || config.encryptionKeys?.current.id || '';
+  return { ...mpesa, currentKeyId, webhookSecrets, idempotencyRecords };
 }
 
 function flag(args: string[], name: string): string | undefined {

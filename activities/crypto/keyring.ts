@@ -9,7 +9,7 @@ export const devKeyFileName = 'encryption-key';
 
 export class EncryptionKeyRequiredError extends Error {
   constructor() {
-    super('Live M-Pesa credentials are only stored or used when the server has ENCRYPTION_KEY configured (32 random bytes in base64, e.g. `openssl rand -base64 32`).');
+    super('Live secrets (M-Pesa credentials, webhook signing secrets) are only stored or used when the server has ENCRYPTION_KEY configured (32 random bytes in base64, e.g. `openssl rand -base64 32`).');
     this.name = 'EncryptionKeyRequiredError';
   }
 }
@@ -17,10 +17,12 @@ export class EncryptionKeyRequiredError extends Error {
 const devKeys = new Map<string, Promise<Keyring>>();
 
 /**
- * The keyring for credentials of one environment. With ENCRYPTION_KEY set, its first key
- * encrypts (a development key found in DATA_DIR stays readable, so its ciphertexts can be moved
- * over with `credentials:reencrypt`). Without it, test credentials use a key generated once into
- * DATA_DIR, with a warning, and live credentials are refused.
+ * The keyring for the secrets of one environment, shared by everything stored encrypted at
+ * rest: M-Pesa credentials and tokens, webhook signing secrets, secret-bearing idempotent
+ * responses. With ENCRYPTION_KEY set, its first key encrypts (a development key found in
+ * DATA_DIR stays readable, so its ciphertexts can be moved over with `credentials:reencrypt`).
+ * Without it, test-environment secrets use a key generated once into DATA_DIR, with a warning,
+ * and live ones are refused.
  */
 export async function keyringFor(config: Config, environment: Environment, warn = defaultWarn): Promise<Keyring> {
   const dev = await readDevKey(config.dataDir);
@@ -64,7 +66,7 @@ async function writeDevKey(dataDir: string, warn: (message: string) => void): Pr
     const file = await open(path, 'wx', 0o600);
     await file.writeFile(`${formatKeyEntry(key)}\n`);
     await file.close();
-    warn(`ENCRYPTION_KEY is not set: generated a development key for test-mode M-Pesa credentials in ${path}. Set ENCRYPTION_KEY before storing live credentials (see docs/mobile-money.md).`);
+    warn(`ENCRYPTION_KEY is not set: generated a development key for test-mode secrets (M-Pesa credentials, webhook signing secrets) in ${path}. Set ENCRYPTION_KEY before storing live ones (see docs/mobile-money.md).`);
     return keyringOf([key]);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

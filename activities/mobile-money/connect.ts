@@ -7,7 +7,7 @@ import { darajaEnvironmentFor, type DarajaEnvironment, type MpesaMerchant, type 
 import { saveConnection } from '../../db/mobile-money-repo.js';
 import type { Config } from '../../runtime/config.js';
 import { darajaBaseUrl } from './daraja-client.js';
-import { EncryptionKeyRequiredError, keyringFor } from './keyring.js';
+import { EncryptionKeyRequiredError, keyringFor } from '../crypto/keyring.js';
 import { credentialField } from './merchant-session.js';
 import { validateCredentials } from './validate-credentials.js';
 

@@ -6,7 +6,7 @@ import { findConnection, findToken, saveToken, type ConnectionRow } from '../../
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../../runtime/config.js';
 import { darajaBaseUrl, fetchAccessToken, postJson, type JsonAnswer } from './daraja-client.js';
-import { keyringFor } from './keyring.js';
+import { keyringFor } from '../crypto/keyring.js';
 
 /** Field names of the associated data: a ciphertext only decrypts in its own store, environment and column. */
 export const credentialField = (environment: Environment, name: 'consumer_key' | 'consumer_secret' | 'passkey' | 'oauth_token') =>

@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import { credentialKeyId, reencryptCredential, type Keyring } from '../../domain/crypto/credentials.js';
 import { listConnectionKeys, rewriteConnectionCiphertexts } from '../../db/mobile-money-repo.js';
 import type { Config } from '../../runtime/config.js';
-import { keyringFor } from './keyring.js';
+import { keyringFor } from '../crypto/keyring.js';
 import { credentialField } from './merchant-session.js';
 
 export interface ReencryptReport {

@@ -10,10 +10,13 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from '../../db/webhook-repo.js';
+import { CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
 import { webhookHeaders } from '../../domain/webhooks/signing.js';
 import type { Config } from '../../runtime/config.js';
+import { EncryptionKeyRequiredError, keyringFor } from '../crypto/keyring.js';
 import { resolveDestination } from './destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
+import { openWebhookSecret } from './secrets.js';
 
 export interface DeliverAttemptInput {
   eventId: string;
@@ -37,20 +40,51 @@ export function serializeEvent(p: StoredEvent['payload']): string {
   return JSON.stringify({ id: p.id, type: p.type, createdAt: p.createdAt, environment: p.environment, data: p.data });
 }
 
-/** The current secret, plus the rolled one while its overlap window lasts. */
-export function signingSecrets(e: EndpointRow, now: Date): string[] {
+/**
+ * The `whsec_` secrets to sign with: the current one, plus the rolled one while its overlap
+ * window lasts. They are stored encrypted and decrypted only here, right before signing (a
+ * legacy plaintext row is used as it is); `keyring` is called only if something is encrypted.
+ */
+export async function signingSecrets(e: EndpointRow, now: Date, keyring: () => Promise<Keyring>): Promise<string[]> {
   const overlap = e.previous_secret && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime();
-  return overlap ? [e.secret, e.previous_secret!] : [e.secret];
+  const stored = overlap ? [e.secret, e.previous_secret!] : [e.secret];
+  const ref = { storeId: e.store_id, environment: e.environment, endpointId: e.id };
+  return Promise.all(stored.map((value) => openWebhookSecret(keyring, ref, value)));
+}
+
+/** What the delivery log says when a secret cannot be used; the details (no secret in them) go to the worker log. */
+function unusableSecret(err: CredentialCryptoError | EncryptionKeyRequiredError): string {
+  if (err instanceof EncryptionKeyRequiredError) {
+    return 'not sent: the signing secret of this live endpoint is encrypted, and the server has no ENCRYPTION_KEY configured to read it; nothing was signed';
+  }
+  return 'not sent: the signing secret stored for this endpoint could not be decrypted (tampered with, or encrypted under a key the server no longer holds); nothing was signed. The worker log has the details';
 }
 
 export function createDeliveryActivities(deps: { pool: DatabasePool; config: Config }) {
   const { pool } = deps;
 
+  /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
+  async function secretsFor(endpoint: EndpointRow, event: StoredEvent, at: Date): Promise<string[] | PostResult> {
+    try {
+      let keyring: Promise<Keyring> | undefined;
+      return await signingSecrets(endpoint, at, () => (keyring ??= keyringFor(deps.config, endpoint.environment)));
+    } catch (err) {
+      if (!(err instanceof CredentialCryptoError || err instanceof EncryptionKeyRequiredError)) throw err;
+      // Loud, never a guess: nothing is signed, the delivery log shows a failed attempt, the worker log says why.
+      Context.current().log.error('webhook not sent: the signing secret is unusable', {
+        endpointId: endpoint.id, storeId: endpoint.store_id, eventId: event.id, error: err.message,
+      });
+      return { status: null, body: null, latencyMs: 0, error: unusableSecret(err), location: null };
+    }
+  }
+
   async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date): Promise<PostResult> {
     const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks.dnsServers);
     if (!dest.ok) return { status: null, body: null, latencyMs: 0, error: `not sent: the URL ${dest.message}`, location: null };
+    const secrets = await secretsFor(endpoint, event, startedAt);
+    if (!Array.isArray(secrets)) return secrets;
     const body = serializeEvent(event.payload);
-    const headers = webhookHeaders(signingSecrets(endpoint, startedAt), event.id, Math.floor(startedAt.getTime() / 1000), body);
+    const headers = webhookHeaders(secrets, event.id, Math.floor(startedAt.getTime() / 1000), body);
     const ctx = Context.current();
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
     const beat = setInterval(() => ctx.heartbeat(), 1000);

@@ -1,15 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { keyringFor } from '../../activities/crypto/keyring.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../../db/idempotency-repo.js';
 import { AppError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
+import type { IdempotencyOptions } from '../route.js';
 import type { AuthContext } from './auth.js';
+import { isSealed, needsSealing, sealBody, unsealBody, type RecordRef } from './idempotency-seal.js';
 
 /**
  * `Idempotency-Key` on a POST: the same key and body within 24 hours replays the first answer
  * (status and body); the same key with another body is a 409. Keys are scoped to the store and
  * environment of the API key. Answers of 4xx are stored too (they changed nothing and will not
  * change on retry); 5xx answers release the key.
+ *
+ * A route whose answer carries a secret declares it (`idempotency.sealedFields`): the record
+ * keeps those fields encrypted with the ENCRYPTION_KEY keyring, and a replay decrypts them, so
+ * the replay is the same response while the table never holds the secret in clear.
  */
 export async function withIdempotency(
   deps: ApiDeps,
@@ -17,6 +24,7 @@ export async function withIdempotency(
   request: FastifyRequest,
   reply: FastifyReply,
   run: () => Promise<unknown>,
+  options?: IdempotencyOptions,
 ): Promise<unknown> {
   const header = request.headers['idempotency-key'];
   const key = Array.isArray(header) ? header[0] : header;
@@ -33,13 +41,17 @@ export async function withIdempotency(
     throw new AppError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being processed; retry in a moment.');
   }
   if (claim.kind === 'replay') {
+    // A sealed field that no longer decrypts (tampered, key removed) is a 500, logged: never a guess.
+    const body = isSealed(claim.body) ? unsealBody(await keyringFor(deps.config, auth.environment), scope, claim.body) : claim.body;
     reply.header('idempotent-replayed', 'true');
     reply.status(claim.status);
-    return claim.body;
+    return body;
   }
   try {
     const body = await run();
-    await completeIdempotencyKey(deps.pool, scope, reply.statusCode, body);
+    const stored = await storedForm(deps, request, scope, body, options?.sealedFields ?? []);
+    if (stored === unstorable) await releaseIdempotencyKey(deps.pool, scope);
+    else await completeIdempotencyKey(deps.pool, scope, reply.statusCode, stored);
     return body;
   } catch (err) {
     if (err instanceof AppError && err.status < 500) {
@@ -49,5 +61,25 @@ export async function withIdempotency(
       await releaseIdempotencyKey(deps.pool, scope);
     }
     throw err;
+  }
+}
+
+const unstorable = Symbol('unstorable');
+
+/** The body as it may be stored: secret fields encrypted, or nothing at all if they cannot be. */
+async function storedForm(
+  deps: ApiDeps,
+  request: FastifyRequest,
+  ref: RecordRef & { environment: AuthContext['environment'] },
+  body: unknown,
+  fields: readonly string[],
+): Promise<unknown> {
+  if (!needsSealing(body, fields)) return body;
+  try {
+    return sealBody(await keyringFor(deps.config, ref.environment), ref, body, fields);
+  } catch (err) {
+    // Never a secret in clear: without a usable key the record is dropped (a retry runs again).
+    request.log.error({ err }, 'could not encrypt a secret-bearing response for the Idempotency-Key store; the key was released');
+    return unstorable;
   }
 }

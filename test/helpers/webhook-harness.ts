@@ -1,11 +1,25 @@
 import { expect } from '@jest/globals';
-import { createWebhookActivities } from '../../activities/webhooks/index.js';
+import type { LogLevel, LogMetadata } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createWebhookActivities, type DeliverAttemptResult } from '../../activities/webhooks/index.js';
 import { insertEvent, type EventType } from '../../db/event-repo.js';
+import { formatKeyEntry, generateKey, type EncryptionKey } from '../../domain/crypto/credentials.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
+import { newId } from '../../domain/ids.js';
+import type { Config } from '../../runtime/config.js';
 import { maybeRecordHistory } from './histories.js';
 import type { Stack } from './stack.js';
 import type { WebhookReceiver } from './webhook-receiver.js';
+
+/**
+ * Settings for a stack whose webhook secrets are encrypted with a known key (as in production),
+ * and with no DATA_DIR development key to fall back on.
+ */
+export function encryptionEnv(...keys: EncryptionKey[]): { ENCRYPTION_KEY: string; DATA_DIR: string } {
+  const ring = keys.length ? keys : [generateKey()];
+  return { ENCRYPTION_KEY: ring.map(formatKeyEntry).join(','), DATA_DIR: '/nonexistent-malipo-test-dir' };
+}
 
 /** A payment-link-like `data` with the things that must survive unchanged: merchantRef and metadata. */
 export const linkData = (ref: string) => ({
@@ -104,4 +118,26 @@ export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean,
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export interface LogEntry {
+  level: LogLevel;
+  message: string;
+  meta: LogMetadata | undefined;
+}
+
+/**
+ * One `deliverAttempt` run outside a worker (with `config`, e.g. another ENCRYPTION_KEY), with
+ * the activity's log captured: what a worker would log, as entries.
+ */
+export async function attemptWithLog(stack: Stack, config: Config, eventId: string, endpointId: string) {
+  const logs: LogEntry[] = [];
+  const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => void logs.push({ level, message, meta });
+  const logger = { log: (level: LogLevel, message: string, meta?: LogMetadata) => void logs.push({ level, message, meta }),
+    trace: at('TRACE'), debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR') };
+  const activities = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config });
+  const env = new MockActivityEnvironment({}, { logger });
+  const deliveryId = newId('webhookDelivery');
+  const result: DeliverAttemptResult = await env.run(activities.deliverAttempt, { eventId, endpointId, deliveryId, trigger: 'manual' as const });
+  return { result, logs, deliveryId };
 }

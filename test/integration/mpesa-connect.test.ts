@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { connectMobileMoney } from '../../activities/mobile-money/connect.js';
-import { keyringFor } from '../../activities/mobile-money/keyring.js';
+import { keyringFor } from '../../activities/crypto/keyring.js';
 import { decryptConnection } from '../../activities/mobile-money/merchant-session.js';
 import { findConnection, findToken } from '../../db/mobile-money-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';

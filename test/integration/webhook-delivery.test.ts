@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { eventually, linkData, webhookHarness } from '../helpers/webhook-harness.js';
+import { encryptionEnv, eventually, linkData, webhookHarness } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 
@@ -14,7 +14,7 @@ let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server });
+  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...encryptionEnv() });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {

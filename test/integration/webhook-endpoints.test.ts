@@ -9,6 +9,7 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { encryptionEnv } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 
 let stack: Stack;
@@ -16,7 +17,7 @@ let dns: TestDnsServer;
 let store: CreatedStore;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_DNS_SERVERS: dns.server });
+  stack = await startStack({ WEBHOOK_DNS_SERVERS: dns.server, ...encryptionEnv() });
   store = await stack.createStore('Hooks');
 });
 afterAll(async () => {

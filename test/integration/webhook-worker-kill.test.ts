@@ -6,13 +6,16 @@ import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import { insertEvent } from '../../db/event-repo.js';
 import { createWorkers } from '../../worker/worker.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { encryptionEnv } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let stack: Stack;
 let receiver: WebhookReceiver;
 let child: ChildProcess | undefined;
+// One key for the test's workers and the spawned worker process: both decrypt the secrets.
+const encryption = encryptionEnv();
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack(encryption);
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {
@@ -30,6 +33,7 @@ async function spawnWorker(): Promise<ChildProcess> {
       TEMPORAL_ADDRESS: stack.config.temporal.address!,
       TASK_QUEUE_PREFIX: stack.config.temporal.taskQueuePrefix,
       LOG_LEVEL: 'silent',
+      ...encryption,
       NODE_OPTIONS: '',
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -14,7 +14,7 @@ import {
   parseKeyring,
   reencryptCredential,
 } from '../../domain/crypto/credentials.js';
-import { devKeyFileName, EncryptionKeyRequiredError, keyringFor } from '../../activities/mobile-money/keyring.js';
+import { devKeyFileName, EncryptionKeyRequiredError, keyringFor } from '../../activities/crypto/keyring.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 
 const slot = { storeId: 'cli_store1', field: 'mpesa.test.passkey' };

@@ -1,8 +1,10 @@
 import { z } from 'zod/v4';
+import { EncryptionKeyRequiredError, keyringFor } from '../../../activities/crypto/keyring.js';
+import type { Keyring } from '../../../domain/crypto/credentials.js';
 import type { DeliveryRow, EndpointRow, Scope } from '../../../db/webhook-repo.js';
 import { findEndpoint } from '../../../db/webhook-repo.js';
-import { environments } from '../../../domain/environment.js';
-import { notFound } from '../../../domain/errors.js';
+import { environments, type Environment } from '../../../domain/environment.js';
+import { AppError, notFound } from '../../../domain/errors.js';
 import { isId } from '../../../domain/ids.js';
 import { webhookEventTypes } from '../../../domain/webhooks/event-types.js';
 import type { ApiDeps } from '../../deps.js';
@@ -67,4 +69,18 @@ export async function ownedEndpoint(deps: ApiDeps, scope: Scope, id: string): Pr
   const row = isId('webhookEndpoint', id) ? await findEndpoint(deps.pool, scope, id) : null;
   if (!row) throw notFound('webhook endpoint');
   return row;
+}
+
+/**
+ * The keyring that encrypts signing secrets, exactly as for M-Pesa credentials: live needs
+ * ENCRYPTION_KEY (403 otherwise, before anything is written); test falls back to the
+ * development key in DATA_DIR.
+ */
+export async function secretsKeyring(deps: ApiDeps, environment: Environment): Promise<Keyring> {
+  try {
+    return await keyringFor(deps.config, environment);
+  } catch (err) {
+    if (err instanceof EncryptionKeyRequiredError) throw new AppError('live_mode_forbidden', err.message);
+    throw err;
+  }
 }

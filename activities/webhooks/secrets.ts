@@ -1,0 +1,60 @@
+import {
+  CredentialCryptoError,
+  decryptCredential,
+  encryptCredential,
+  type CredentialSlot,
+  type Keyring,
+} from '../../domain/crypto/credentials.js';
+import type { Environment } from '../../domain/environment.js';
+import { secretPrefix } from '../../domain/webhooks/signing.js';
+
+/**
+ * Webhook signing secrets at rest: AES-256-GCM with the same keyring as M-Pesa credentials
+ * (domain/crypto/credentials.ts). The slot names the endpoint, so a ciphertext copied to another
+ * endpoint or store fails to decrypt. The current and the previous (rolled) secret share the
+ * slot: rolling moves the current ciphertext into `previous_secret` as it is.
+ *
+ * Rows written before encryption hold the `whsec_…` plaintext; they are read as they are until
+ * `credentials:reencrypt` (or the next roll, for the previous secret) encrypts them.
+ */
+export interface EndpointRef {
+  storeId: string;
+  environment: Environment;
+  endpointId: string;
+}
+
+/** What every stored ciphertext starts with (`v1:<keyId>:…`); a plaintext secret starts with `whsec_`. */
+const ciphertextPrefix = 'v1:';
+
+export function webhookSecretSlot(e: EndpointRef): CredentialSlot {
+  return { storeId: e.storeId, field: `webhook.${e.environment}.${e.endpointId}` };
+}
+
+export const isEncryptedSecret = (stored: string): boolean => stored.startsWith(ciphertextPrefix);
+export const isPlaintextSecret = (stored: string): boolean => stored.startsWith(secretPrefix);
+
+export function encryptWebhookSecret(keyring: Keyring, e: EndpointRef, secret: string): string {
+  if (!isPlaintextSecret(secret)) throw new Error('only a whsec_ secret is encrypted');
+  return encryptCredential(keyring, webhookSecretSlot(e), secret);
+}
+
+/**
+ * The stored value made safe to keep: a legacy plaintext is encrypted, a ciphertext is kept as
+ * it is (encrypting needs no decryption, so the API can do this without ever reading a secret).
+ */
+export function protectStoredSecret(keyring: Keyring, e: EndpointRef, stored: string): string {
+  return isEncryptedSecret(stored) ? stored : encryptWebhookSecret(keyring, e, stored);
+}
+
+/**
+ * The `whsec_` secret for signing. `keyring` is asked for only when the value is encrypted, so a
+ * legacy plaintext row keeps working wherever it did. Anything else fails loudly: a tampered,
+ * moved or unknown-key ciphertext must never turn into a signature made with garbage.
+ */
+export async function openWebhookSecret(keyring: () => Promise<Keyring>, e: EndpointRef, stored: string): Promise<string> {
+  if (isPlaintextSecret(stored)) return stored;
+  if (!isEncryptedSecret(stored)) throw new CredentialCryptoError('malformed', `The stored signing secret of ${e.endpointId} is neither a ciphertext nor a whsec_ secret.`);
+  const secret = decryptCredential(await keyring(), webhookSecretSlot(e), stored);
+  if (!isPlaintextSecret(secret)) throw new CredentialCryptoError('malformed', `The signing secret of ${e.endpointId} decrypted to something that is not a whsec_ secret.`);
+  return secret;
+}
