@@ -90,6 +90,14 @@ describe('errors and request ids', () => {
     expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-z]{24}$/);
   });
 
+  it('serves a human-readable API reference drawn from the same document', async () => {
+    const res = await stack.request({ method: 'GET', url: '/docs' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    for (const path of ['/v1/payment-links', '/v1/invoices/{id}', '/v1/chains/client/{clientId}']) expect(res.text).toContain(`<code>${path}</code>`);
+    expect(res.text).toContain('secret key (x-api-key)');
+  });
+
   it('serves an OpenAPI 3.1 document listing every route', async () => {
     const res = await stack.request({ method: 'GET', url: '/v1/openapi.json' });
     expect(res.status).toBe(200);
