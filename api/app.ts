@@ -10,6 +10,7 @@ import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { registerCheckoutPages } from '../web/checkout/routes.js';
+import { registerDocsPage } from '../web/docs/routes.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
 const defaultRateLimitPerMinute = 600;
@@ -39,6 +40,7 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   registerErrorHandling(app);
   registerStatic(app);
   registerCheckoutPages(app, deps);
+  registerDocsPage(app, deps);
   for (const route of allRoutes) registerRoute(app, deps, route);
   return app;
 }

@@ -6,6 +6,10 @@ const want = (name: string) => which.length === 0 || which.includes(name);
 
 if (want('match')) console.log('match', JSON.stringify(benchMatch()));
 if (want('derive')) console.log('derive', JSON.stringify(benchDerive()));
+if (want('http')) {
+  const { benchHttp } = await import('./http.js');
+  console.log('http', JSON.stringify(await benchHttp()));
+}
 if (want('api')) {
   const { benchApi } = await import('./api.js');
   console.log('api', JSON.stringify(await benchApi()));
