@@ -1,5 +1,6 @@
 // Payment-link creation and reads through the real HTTP API, PostgreSQL and Temporal (each create
 // starts a workflow). Reports throughput and latency percentiles at a few concurrencies.
+import { taskQueueName } from '../domain/task-queues.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
@@ -46,6 +47,12 @@ export async function benchApi() {
       if (res.status !== 200) throw new Error(`get: ${res.status}`);
     };
     results.get_c8 = await run(8, 2000, get);
+    // The baseline: bare workflow starts on the same server, as many and as concurrent.
+    const queue = taskQueueName(stack.config.temporal.taskQueuePrefix, 'payments');
+    const start = async (i: number) => {
+      await stack.temporal.workflow.start('systemCheck', { workflowId: `bench-start/${Date.now()}/${i}`, taskQueue: queue });
+    };
+    for (const c of [1, 8]) results[`rawWorkflowStart_c${c}`] = await run(c, 200, start);
     return results;
   } finally {
     await stack.stop();

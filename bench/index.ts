@@ -6,6 +6,10 @@ const want = (name: string) => which.length === 0 || which.includes(name);
 
 if (want('match')) console.log('match', JSON.stringify(benchMatch()));
 if (want('derive')) console.log('derive', JSON.stringify(benchDerive()));
+if (want('start')) {
+  const { benchColdStart } = await import('./cold-start.js');
+  console.log('start', JSON.stringify(await benchColdStart()));
+}
 if (want('http')) {
   const { benchHttp } = await import('./http.js');
   console.log('http', JSON.stringify(await benchHttp()));
