@@ -64,11 +64,12 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
   const has = (r: RailId) => spec.rails.includes(r);
   const needsEvm = has('USDT_BSC') || has('USDT_ETH') || has('USDT_POLYGON');
   const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
-  const solanaMint = has('USDT_SOL') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract : null;
-  if (has('USDT_SOL') && !solanaMint) {
-    // Without a mint the watcher cannot recognise the payment: refuse rather than lose it.
-    throw new AppError('rail_not_available', `USDT_SOL has no USDT mint configured for ${auth.environment}; the operator must set USDT_CONTRACT_USDT_SOL_${auth.environment.toUpperCase()}.`, 'enabledRails');
+  for (const rail of spec.rails) {
+    if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config, rail, auth.environment).usdtContract) continue;
+    // Without a token contract (or mint) the watcher cannot recognise the payment: refuse rather than lose it.
+    throw new AppError('rail_not_available', `${rail} has no USDT contract configured for ${auth.environment}; the operator must set USDT_CONTRACT_${rail}_${auth.environment.toUpperCase()}.`, spec.kind === 'invoice' ? 'network' : 'enabledRails');
   }
+  const solanaMint = has('USDT_SOL') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract! : null;
 
   const row = await deps.pool.transaction(async (tx) => {
     const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
@@ -91,7 +92,7 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
       evmAddress: needsEvm ? deriveAddress(keys.evm!, 'evm', linkBranch, index!) : null,
       solanaAddress: has('USDT_SOL') ? keys.solana : null,
       solanaReference: has('USDT_SOL') ? newSolanaReference() : null,
-      solanaMint: has('USDT_SOL') ? solanaMint! : null,
+      solanaMint,
       mobileMoneyShortcode: shortcode ?? null,
       description: spec.description,
       merchantRef: spec.merchantRef,

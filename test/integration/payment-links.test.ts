@@ -15,7 +15,8 @@ const allRails = ['MOBILE_MONEY', 'USDT_TRON', 'USDT_BSC', 'USDT_ETH', 'USDT_POL
 
 beforeAll(async () => {
   // A devnet USDT has no canonical mint: the operator names one (any base58 32-byte key here).
-  stack = await startStack({ USDT_CONTRACT_USDT_SOL_TEST: testSolanaMint });
+  // Polygon Amoy has no canonical test USDT either.
+  stack = await startStack({ USDT_CONTRACT_USDT_SOL_TEST: testSolanaMint, USDT_CONTRACT_USDT_POLYGON_TEST: '0x000000000000000000000000000000000000dEaD' });
   store = await stack.createStore('Links');
   key = store.keys.test.secretKey;
   await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
@@ -117,6 +118,20 @@ describe('POST /v1/payment-links', () => {
     // Connections are per environment: the live key of the main store has none.
     const live = await create({ usdtAmount: '1', enabledRails: ['USDT_BSC'] }, store.keys.live.secretKey);
     expect(live.body.error.code).toBe('rail_not_available');
+  });
+
+  it('refuses a rail whose token contract the operator has not configured, rather than watch nothing', async () => {
+    const bare = await startStack();
+    try {
+      const s = await bare.createStore('No Polygon USDT');
+      await connectAllRails(bare, s.clientId, 'test');
+      const res = await bare.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '1', enabledRails: ['USDT_POLYGON'] } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'rail_not_available', param: 'enabledRails' });
+      expect(res.body.error.message).toContain('USDT_CONTRACT_USDT_POLYGON_TEST');
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('needs a secret key', async () => {
