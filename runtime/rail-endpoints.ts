@@ -74,6 +74,11 @@ function contractProblem(rail: string, value: string): string | null {
 export function railEndpointProblems(overrides: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(overrides)) {
+    if (name.startsWith('CONFIRMATIONS_')) {
+      if (!/^CONFIRMATIONS_USDT_(TRON|BSC|ETH|POLYGON|SOL)$/.test(name)) problems.push(`${name}: unknown setting; the pattern is CONFIRMATIONS_<RAIL>, e.g. CONFIRMATIONS_USDT_BSC`);
+      else if (!/^[1-9]\d{0,4}$/.test(value)) problems.push(`${name}: must be a whole number of blocks from 1 to 99999`);
+      continue;
+    }
     if (!/^(RPC_URL|USDT_CONTRACT)_/.test(name)) continue;
     const m = namePattern.exec(name);
     if (!m) {
