@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { toFunctionSelector } from 'viem';
 import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { answerJsonRpc, TronChain } from './jsonrpc.js';
 import { triggerTransactionJson } from './transaction.js';
 
 /**
@@ -19,6 +20,8 @@ export interface TronGridEmulator {
   setBalance(contract: string, holder: string, amount: bigint): void;
   /** Constant calls answered so far. */
   readonly calls: number;
+  /** The chain behind `/jsonrpc` (TRC-20 transfers, solidified blocks, reorgs). */
+  readonly chain: TronChain;
   close(): Promise<void>;
 }
 
@@ -103,8 +106,23 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
     return { result: { result: true }, energy_used: 935, constant_result: [amount.toString(16).padStart(64, '0')], transaction };
   }
 
+  const chain = new TronChain();
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    if (req.method === 'POST' && url.pathname === '/jsonrpc') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answerJsonRpc(chain, body)));
+      return;
+    }
     if (req.method !== 'POST' || !/^\/wallet(solidity)?\/triggerconstantcontract$/.test(url.pathname)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
       return;
@@ -142,6 +160,7 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
     get calls() {
       return calls;
     },
+    chain,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

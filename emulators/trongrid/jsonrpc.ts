@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { tronAddressToEvmHex } from '../../domain/hd/address.js';
+
+/**
+ * TronGrid's Ethereum-compatible JSON-RPC (`POST /jsonrpc`, java-tron's `/jsonrpc` service) over
+ * an in-memory chain of TRC-20 transfers. What it mirrors from TRON's documentation
+ * (tronprotocol/documentation-en, api/json-rpc): addresses are 20-byte hex without the `41`
+ * prefix; `finalized` is the latest solidified block (about 19 blocks behind the head);
+ * `pending` and `safe` are refused with -32602; eth_getLogs refuses ranges over 5,000 blocks
+ * (-32602 "exceed max block range"); logs carry `blockTimestamp` and `removed`.
+ */
+const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+export const tronBlockMs = 3_000;
+export const solidifyLag = 19;
+const maxBlockRange = 5_000;
+
+interface Log {
+  address: string;
+  topics: string[];
+  data: string;
+  transactionHash: string;
+  logIndex: number;
+  transactionIndex: number;
+}
+
+interface Block {
+  number: number;
+  hash: string;
+  parentHash: string;
+  timestampMs: number;
+  logs: Log[];
+}
+
+const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+const pad32 = (hex20: string) => `0x${hex20.replace(/^0x/, '').padStart(64, '0')}`;
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export class RpcFault extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+export class TronChain {
+  private blocks: Block[] = [];
+  private fork = 0;
+
+  constructor(startNumber = 70_000_000) {
+    this.blocks.push(this.makeBlock(startNumber, '0x' + '0'.repeat(64), []));
+  }
+
+  private makeBlock(number: number, parentHash: string, logs: Log[]): Block {
+    // TRON block ids start with the block number (8 bytes) followed by a hash tail.
+    const tail = sha(`${number}:${parentHash}:${this.fork}:${logs.map((l) => l.transactionHash).join()}`).slice(16);
+    return { number, hash: `0x${number.toString(16).padStart(16, '0')}${tail}`, parentHash, timestampMs: Date.now(), logs };
+  }
+
+  get head(): Block {
+    return this.blocks[this.blocks.length - 1]!;
+  }
+
+  get solidified(): Block {
+    return this.blocks[Math.max(0, this.blocks.length - 1 - solidifyLag)]!;
+  }
+
+  /** Mines `n` blocks; the first holds the given transfers. Returns the transaction ids. */
+  mine(n = 1, transfers: { contract: string; from: string; to: string; amount: bigint }[] = []): string[] {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const logs = (i === 0 ? transfers : []).map((t, index) => {
+        const txid = sha(`tx:${this.head.number + 1}:${this.fork}:${index}:${t.to}:${t.amount}`);
+        ids.push(txid);
+        return {
+          address: tronAddressToEvmHex(t.contract),
+          topics: [transferTopic, pad32(tronAddressToEvmHex(t.from)), pad32(tronAddressToEvmHex(t.to))],
+          data: pad32(t.amount.toString(16)),
+          transactionHash: `0x${txid}`,
+          logIndex: index,
+          transactionIndex: index,
+        };
+      });
+      this.blocks.push(this.makeBlock(this.head.number + 1, this.head.hash, logs));
+    }
+    return ids;
+  }
+
+  /** Replaces the last `depth` blocks with empty ones (a fork the network switched away from). */
+  reorg(depth: number): void {
+    this.fork += 1;
+    const keep = this.blocks.length - depth;
+    const count = this.blocks.length - keep;
+    this.blocks = this.blocks.slice(0, keep);
+    this.mine(count);
+  }
+
+  private byTag(tag: unknown): Block | null {
+    if (tag === 'latest') return this.head;
+    if (tag === 'finalized') return this.solidified;
+    if (tag === 'earliest') return this.blocks[0]!;
+    if (tag === 'pending' || tag === 'safe') throw new RpcFault(-32602, `TAG ${tag} not supported`);
+    if (typeof tag !== 'string' || !/^0x[0-9a-f]+$/i.test(tag)) throw new RpcFault(-32602, 'invalid block number');
+    const n = Number(BigInt(tag));
+    return this.blocks.find((b) => b.number === n) ?? null;
+  }
+
+  private blockJson(b: Block) {
+    return {
+      baseFeePerGas: '0x0', difficulty: '0x0', extraData: '0x', gasLimit: '0x0', gasUsed: '0x0', hash: b.hash,
+      logsBloom: `0x${'0'.repeat(512)}`, miner: '0x' + sha(`w${b.number}`).slice(0, 40), mixHash: `0x${'0'.repeat(64)}`,
+      nonce: '0x0000000000000000', number: hex(b.number), parentHash: b.parentHash, receiptsRoot: `0x${'0'.repeat(64)}`,
+      sha3Uncles: `0x${'0'.repeat(64)}`, size: hex(200 + b.logs.length * 300), stateRoot: '0x', timestamp: hex(Math.floor(b.timestampMs / 1000)),
+      totalDifficulty: '0x0', transactions: b.logs.map((l) => l.transactionHash), transactionsRoot: `0x${sha(b.hash)}`, uncles: [],
+    };
+  }
+
+  private getLogs(filter: { fromBlock?: string; toBlock?: string; address?: string | string[]; topics?: (string | string[] | null)[] }) {
+    const from = this.byTag(filter.fromBlock ?? 'latest')?.number ?? Number(BigInt(filter.fromBlock!));
+    const to = this.byTag(filter.toBlock ?? 'latest')?.number ?? Number(BigInt(filter.toBlock!));
+    if (to - from > maxBlockRange) throw new RpcFault(-32602, 'exceed max block range: 5000');
+    const addresses = filter.address === undefined ? null : (Array.isArray(filter.address) ? filter.address : [filter.address]).map((a) => a.toLowerCase());
+    const matches = (value: string, want: string | string[] | null | undefined) =>
+      want === null || want === undefined || (Array.isArray(want) ? want.map((w) => w.toLowerCase()).includes(value) : want.toLowerCase() === value);
+    const out = [];
+    for (const b of this.blocks) {
+      if (b.number < from || b.number > to) continue;
+      for (const l of b.logs) {
+        if (addresses && !addresses.includes(l.address)) continue;
+        if (!(filter.topics ?? []).every((t, i) => matches(l.topics[i] ?? '', t))) continue;
+        out.push({
+          ...l, logIndex: hex(l.logIndex), transactionIndex: hex(l.transactionIndex), blockHash: b.hash, blockNumber: hex(b.number),
+          blockTimestamp: hex(Math.floor(b.timestampMs / 1000)), removed: false,
+        });
+      }
+    }
+    return out;
+  }
+
+  call(method: string, params: unknown[]): unknown {
+    switch (method) {
+      case 'eth_blockNumber':
+        return hex(this.head.number);
+      case 'eth_chainId':
+        return '0x2b6653dc'; // TRON mainnet's JSON-RPC chain id
+      case 'eth_getBlockByNumber': {
+        const b = this.byTag(params[0]);
+        return b ? this.blockJson(b) : null;
+      }
+      case 'eth_getBlockByHash': {
+        const b = this.blocks.find((x) => x.hash === params[0]);
+        return b ? this.blockJson(b) : null;
+      }
+      case 'eth_getLogs':
+        return this.getLogs((params[0] ?? {}) as never);
+      default:
+        throw new RpcFault(-32601, `the method ${method} does not exist/is not available`);
+    }
+  }
+}
+
+/** One JSON-RPC 2.0 exchange (single or batch), as java-tron answers it. */
+export function answerJsonRpc(chain: TronChain, body: unknown): unknown {
+  const one = (req: { id?: unknown; method?: unknown; params?: unknown }) => {
+    try {
+      if (typeof req.method !== 'string') throw new RpcFault(-32600, 'Invalid Request');
+      return { jsonrpc: '2.0', id: req.id ?? null, result: chain.call(req.method, Array.isArray(req.params) ? req.params : []) };
+    } catch (err) {
+      const code = err instanceof RpcFault ? err.code : -32603;
+      return { jsonrpc: '2.0', id: req.id ?? null, error: { code, message: (err as Error).message, data: '{}' } };
+    }
+  };
+  return Array.isArray(body) ? body.map(one) : one(body as never);
+}
