@@ -11,6 +11,7 @@ import { parseInput, type RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
 import { registerCheckoutPages } from '../web/checkout/routes.js';
 import { registerDocsPage } from '../web/docs/routes.js';
+import { registerDashboardPages } from '../web/dashboard/routes.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
 const defaultRateLimitPerMinute = 600;
@@ -41,6 +42,7 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   registerStatic(app);
   registerCheckoutPages(app, deps);
   registerDocsPage(app, deps);
+  registerDashboardPages(app, deps);
   for (const route of allRoutes) registerRoute(app, deps, route);
   return app;
 }

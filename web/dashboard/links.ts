@@ -1,0 +1,112 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../../api/deps.js';
+import { paymentLinkDto } from '../../api/dto/payment-link.js';
+import { parseInput } from '../../api/route.js';
+import { createPaymentLinkRoute } from '../../api/routes/payment-links/create.js';
+import { listPaymentLinksRoute } from '../../api/routes/payment-links/list.js';
+import { createPaymentLink } from '../../api/services/payment-links.js';
+import { findLink, listLinks } from '../../db/payment-link-repo.js';
+import { findStoreConnections } from '../../db/store-repo.js';
+import { AppError } from '../../domain/errors.js';
+import { isId } from '../../domain/ids.js';
+import { availableRails } from '../../domain/rails.js';
+import type { LinkStatus } from '../../domain/states.js';
+import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
+import { sendPage, withAction, withSession } from './handlers.js';
+import { html, type SafeHtml } from './html.js';
+import { dashboardPage, notice } from './layout.js';
+import { linksBody } from './links-view.js';
+import type { DashboardSession } from './session.js';
+
+const createFields = ['enabledRails', 'usdtAmount', 'mobileMoneyAmount', 'description', 'merchantRef', 'expiresInMinutes', 'redirectUrl'];
+
+/** The form as the API's JSON body: the same schema (imported from the route) then checks it. */
+function createBody(form: Form): Record<string, unknown> {
+  return {
+    enabledRails: form.getAll('enabledRails'),
+    usdtAmount: optionalText(form, 'usdtAmount'),
+    mobileMoneyAmount: optionalNumber(form, 'mobileMoneyAmount'),
+    description: optionalText(form, 'description'),
+    merchantRef: optionalText(form, 'merchantRef'),
+    expiresInMinutes: optionalNumber(form, 'expiresInMinutes'),
+    redirectUrl: optionalText(form, 'redirectUrl'),
+  };
+}
+
+interface Listing {
+  status?: string;
+  page?: string;
+}
+
+/** The overview: one page of the store's links (the list API's query rules) and the create form. */
+async function renderOverview(
+  deps: ApiDeps,
+  session: DashboardSession,
+  listing: Listing,
+  form: { values: Record<string, string | string[]>; errors: FormErrors },
+  banner: SafeHtml,
+): Promise<string> {
+  const { auth } = session;
+  let query: { status?: LinkStatus; page: number; limit: number };
+  let listError: string | undefined;
+  try {
+    query = parseInput(listPaymentLinksRoute.query!, pick(listing), 'query');
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    [query, listError] = [{ page: 1, limit: 20 }, err.message];
+  }
+  const [{ rows, total }, connections] = await Promise.all([
+    listLinks(deps.pool, { storeId: auth.storeId, environment: auth.environment, ...query }),
+    findStoreConnections(deps.pool, auth.storeId, auth.environment),
+  ]);
+  const view = {
+    links: rows.map((r) => paymentLinkDto(r, deps.config.checkoutBaseUrl)),
+    status: query.status,
+    page: query.page,
+    limit: query.limit,
+    total,
+    available: availableRails(connections),
+    ...form,
+  };
+  return dashboardPage(session, 'links', 'Payment links', linksBody(session, view, html`${banner}${notice('error', listError)}`));
+}
+
+const pick = (l: Listing) => Object.fromEntries(Object.entries({ status: l.status, page: l.page }).filter(([, v]) => typeof v === 'string' && v !== ''));
+
+async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unknown): Promise<SafeHtml> {
+  if (typeof id !== 'string' || !isId('paymentLink', id)) return html``;
+  const row = await findLink(deps.pool, session.auth.storeId, session.auth.environment, id);
+  if (!row) return html``;
+  const link = paymentLinkDto(row, deps.config.checkoutBaseUrl);
+  return notice('ok', html`Payment link <strong>${link.id}</strong> created. Send your customer
+<a href="${link.checkoutUrl}" target="_blank" rel="noopener" data-testid="created-link">${link.checkoutUrl}</a>
+<button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button>`);
+}
+
+export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/',
+    withSession(deps, async (session, request, reply) => {
+      const q = request.query as Record<string, unknown>;
+      const listing = { status: typeof q.status === 'string' ? q.status : undefined, page: typeof q.page === 'string' ? q.page : undefined };
+      const banner = await createdBanner(deps, session, q.created);
+      const defaults = { enabledRails: [] as string[] };
+      return sendPage(reply, 200, await renderOverview(deps, session, listing, { values: defaults, errors: noErrors }, banner));
+    }),
+  );
+
+  app.post(
+    '/links',
+    withAction(deps, async (session, form, _request, reply) => {
+      const result = await attempt(async () => {
+        const { environment: _never, ...input } = parseApiBody(createPaymentLinkRoute.body!, createBody(form));
+        return createPaymentLink(deps, session.auth, input);
+      }, createFields);
+      // Post/redirect/get: reloading the list never creates a second link.
+      if (result.ok) return reply.redirect(`/dashboard?created=${result.value.id}`, 303);
+      const values: Record<string, string | string[]> = { enabledRails: form.getAll('enabledRails') };
+      for (const name of createFields.slice(1)) values[name] = form.get(name) ?? '';
+      return sendPage(reply, result.status, await renderOverview(deps, session, {}, { values, errors: result.errors }, html``));
+    }),
+  );
+}

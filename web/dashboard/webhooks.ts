@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from '../../api/deps.js';
+import { createWebhookEndpoint, registerWebhookEndpoint } from '../../api/routes/webhook-endpoints/create.js';
+import { endpointDto } from '../../api/routes/webhook-endpoints/schemas.js';
+import { listEndpoints } from '../../db/webhook-repo.js';
+import { webhookEventTypes } from '../../domain/webhooks/event-types.js';
+import type { AuthContext } from '../../api/plugins/auth.js';
+import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
+import { sendPage, withAction, withSession } from './handlers.js';
+import { html, type SafeHtml } from './html.js';
+import { csrfField, dashboardPage, field, fieldError, formatTime, formError } from './layout.js';
+import type { DashboardSession } from './session.js';
+
+const createFields = ['url', 'enabledEvents'];
+
+/** The API route's own service, checked with the route's body schema: one implementation of both. */
+async function createEndpoint(deps: ApiDeps, auth: AuthContext, form: Form) {
+  const body = parseApiBody(createWebhookEndpoint.body!, { url: optionalText(form, 'url'), enabledEvents: form.getAll('enabledEvents') });
+  return registerWebhookEndpoint(deps, { storeId: auth.storeId, environment: auth.environment }, body);
+}
+
+function eventChoices(picked: readonly string[], errors: FormErrors): SafeHtml {
+  return html`<fieldset class="field"><legend>Events</legend><div class="choices">${webhookEventTypes.map(
+    (t) => html`<label class="choice"><input type="checkbox" name="enabledEvents" value="${t}"${picked.includes(t) ? html` checked` : ''}> <code>${t}</code></label>`,
+  )}</div>${fieldError(errors, 'enabledEvents')}</fieldset>`;
+}
+
+function secretBox(created: { id: string; secret: string }): SafeHtml {
+  return html`<div class="notice ok secret" role="status">
+<p><strong>Endpoint ${created.id} created.</strong> Copy its signing secret now: it is shown only this once.</p>
+<p class="address"><code data-testid="webhook-secret">${created.secret}</code>
+<button type="button" class="copy" data-copy="${created.secret}">Copy</button></p>
+<p class="muted">Verify each delivery with it (Standard Webhooks). If you lose it, roll a new one through the API.</p>
+</div>`;
+}
+
+async function render(
+  deps: ApiDeps,
+  session: DashboardSession,
+  form: { url?: string; events: readonly string[]; errors: FormErrors },
+  banner: SafeHtml,
+): Promise<string> {
+  const rows = await listEndpoints(deps.pool, { storeId: session.auth.storeId, environment: session.auth.environment });
+  const endpoints = rows.map(endpointDto);
+  const list = endpoints.length
+    ? html`<table class="table" data-testid="endpoints"><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th></th></tr></thead>
+<tbody>${endpoints.map(
+        (e) => html`<tr data-endpoint="${e.id}"><td><code>${e.url}</code><br><small>${e.id}</small></td>
+<td>${e.enabledEvents.join(', ')}</td>
+<td><span class="status ${e.status === 'enabled' ? 'status-confirmed' : 'status-cancelled'}">${e.status}</span>${
+          e.disabledReason ? html`<br><small data-testid="disabled-reason">${e.disabledReason}</small>` : ''
+        }</td>
+<td>${formatTime(e.createdAt)}</td>
+<td><a href="/dashboard/webhooks/${e.id}">Deliveries</a></td></tr>`,
+      )}</tbody></table>`
+    : html`<p class="empty">No webhook endpoints yet.</p>`;
+  const body = html`${banner}
+<section class="card"><h2>Endpoints</h2>${list}</section>
+<section class="card" aria-labelledby="new-endpoint"><h2 id="new-endpoint">Add an endpoint</h2>
+${formError(form.errors)}
+<form method="post" action="/dashboard/webhooks" novalidate>
+${csrfField(session)}
+${field({ name: 'url', label: 'URL', type: 'url', value: form.url, errors: form.errors, required: true, placeholder: 'https://shop.example/malipo-webhooks', hint: session.auth.environment === 'live' ? 'https, on a public address' : 'https (http is allowed in test)' })}
+${eventChoices(form.events, form.errors)}
+<button type="submit" class="primary">Add endpoint</button>
+</form></section>`;
+  return dashboardPage(session, 'webhooks', 'Webhooks', body);
+}
+
+export function registerWebhooksPage(app: FastifyInstance, deps: ApiDeps): void {
+  app.get(
+    '/webhooks',
+    withSession(deps, async (session, _request, reply) =>
+      sendPage(reply, 200, await render(deps, session, { events: webhookEventTypes, errors: noErrors }, html``)),
+    ),
+  );
+
+  app.post(
+    '/webhooks',
+    withAction(deps, async (session, form, _request, reply) => {
+      const result = await attempt(() => createEndpoint(deps, session.auth, form), createFields);
+      // No redirect here: the secret exists only in this answer, which is never cached (no-store).
+      if (result.ok) return sendPage(reply, 201, await render(deps, session, { events: webhookEventTypes, errors: noErrors }, secretBox(result.value)));
+      const values = { url: form.get('url') ?? '', events: form.getAll('enabledEvents') };
+      return sendPage(reply, result.status, await render(deps, session, { ...values, errors: result.errors }, html``));
+    }),
+  );
+}
