@@ -83,12 +83,18 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     }
   };
 
-  /** Applies a transition of the state table; `persisted` when an activity already wrote it. */
+  /**
+   * Applies a transition of the state table; `persisted` when an activity already wrote it. The
+   * workflow's own state moves first, so an update validated while the read model is being
+   * written already sees it (a client that reads the new state and acts at once is never
+   * refused); the lock, held by every caller, keeps handlers waiting until the write is done.
+   */
   const moveTo = async (event: LinkEvent, persisted = false): Promise<void> => {
-    const to = nextStatus(status, event);
-    if (to === status) return;
-    if (!persisted) await db.setLinkStatus({ linkId: input.linkId, from: [status], to });
+    const from = status;
+    const to = nextStatus(from, event);
+    if (to === from) return;
     status = to;
+    if (!persisted) await db.setLinkStatus({ linkId: input.linkId, from: [from], to });
     if (isTerminal(to)) terminalAtMs = Date.now();
     upsertSearchAttributes([{ key: searchAttributes.status, value: to }]);
   };
@@ -316,8 +322,11 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   // keep recording late payments until the watch window closes.
   for (;;) {
     const now = Date.now();
-    if (status === 'PENDING' && now >= input.expiresAtMs) await withLock(() => moveTo('expired'));
-    if (status === 'PROCESSING' && now >= input.expiresAtMs + lateWatchMs) await withLock(() => moveTo('expired'));
+    // Checked again under the lock: an update holding it may have settled the link meanwhile.
+    const expireIf = (when: LinkStatus, deadlineMs: number) =>
+      status === when && now >= deadlineMs ? withLock(async () => (status === when ? moveTo('expired') : undefined)) : undefined;
+    await expireIf('PENDING', input.expiresAtMs);
+    await expireIf('PROCESSING', input.expiresAtMs + lateWatchMs);
     const wakeAtMs = isTerminal(status)
       ? Math.max(terminalAtMs, status === 'EXPIRED' ? input.expiresAtMs : 0) + lateWatchMs
       : status === 'PENDING'
