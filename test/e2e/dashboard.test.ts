@@ -7,18 +7,16 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
-import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
+import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { freePort, launchBrowser } from '../helpers/browser.js';
 import { connectAllRails, evmXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { sandboxPaybill } from '../helpers/daraja.js';
 
 /** The merchant dashboard in a real browser (Debian Chromium driven by playwright-core). */
-const paybill: EmulatorMerchant = {
-  consumerKey: 'ck-dash-4c1e', consumerSecret: 'cs-dash-8f20', shortCode: '174379',
-  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', kind: 'paybill',
-};
+const paybill = sandboxPaybill('dash-4c1e');
 
 let daraja: DarajaEmulator;
 let stack: Stack;

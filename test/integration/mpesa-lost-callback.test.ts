@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
-import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
+import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 
 /**
  * Callbacks get lost. A prompt whose callback never comes is settled by the workflow asking
  * M-Pesa (STK push query) on a backing-off timer; MPESA_QUERY_AFTER_SECONDS=1 keeps it quick.
  */
-const merchant: EmulatorMerchant = {
-  consumerKey: 'ck-lost-1', consumerSecret: 'cs-lost-1', shortCode: '174379',
-  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', kind: 'paybill',
-};
+const merchant = sandboxPaybill('lost-1');
 let daraja: DarajaEmulator;
 let stack: Stack;
 let store: CreatedStore;
@@ -23,7 +21,7 @@ beforeAll(async () => {
   store = await stack.createStore('Lost callbacks');
   const res = await stack.request({
     method: 'POST', url: `/v1/merchant/clients/${store.clientId}/mobile-money/connect`, key: store.keys.test.secretKey,
-    payload: { consumerKey: merchant.consumerKey, consumerSecret: merchant.consumerSecret, shortcode: '174379', passkey: merchant.passkey, environment: 'sandbox' },
+    payload: connectBody(merchant),
   });
   expect(res.status).toBe(200);
 });

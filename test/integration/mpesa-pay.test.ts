@@ -10,11 +10,9 @@ import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { sandboxPaybill } from '../helpers/daraja.js';
 
-const merchant: EmulatorMerchant = {
-  consumerKey: 'ck-pay-1a2b', consumerSecret: 'cs-pay-3c4d', shortCode: '174379',
-  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', kind: 'paybill',
-};
+const merchant = sandboxPaybill('pay-1a2b');
 
 let daraja: DarajaEmulator;
 let stack: Stack;
