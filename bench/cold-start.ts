@@ -2,17 +2,10 @@
 // data directory: PGlite initdb, Temporal SQLite, migrations) and a restart on the same data.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../test/helpers/ports.js';
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
 
 async function startOnce(env: NodeJS.ProcessEnv): Promise<number> {
   const t0 = performance.now();

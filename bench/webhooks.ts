@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { createServer as createNetServer } from 'node:net';
+import { freePort } from '../test/helpers/ports.js';
 import { createWebhookActivities } from '../activities/webhooks/index.js';
 import { taskQueueName } from '../domain/task-queues.js';
 import { systemCheck } from '../workflows/index.js';
@@ -175,13 +175,6 @@ async function startMemoryTemporal(opts: { cliPath: string; port: number; uiPort
     '--namespace', opts.namespace, '--log-level', 'error', ...searchAttributeArgs()], { stdio: 'ignore' });
   await waitForPort(opts.port, 60_000, () => undefined);
   return { address: `127.0.0.1:${opts.port}`, stop: () => stopChild(child) };
-}
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 const memory = process.argv.includes('--memory');
 const dataDir = await mkdtemp(join(tmpdir(), 'malipo-bench-'));

@@ -86,13 +86,6 @@ export async function findPublishableKeyOwner(pool: DatabasePool, publishableKey
   return { storeId: row.store_id, storeName: row.store_name, keyId: row.key_id, environment: row.environment };
 }
 
-export async function findPublishableKey(pool: DatabasePool, storeId: string, env: Environment): Promise<string | null> {
-  return pool.maybeOneFirst(sql.type(z.object({ publishable_key: z.string() }))`
-    SELECT publishable_key FROM api_keys
-    WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'publishable' AND revoked_at IS NULL
-    ORDER BY created_at DESC LIMIT 1`);
-}
-
 /** What a store has connected in one environment: drives rail availability. */
 export async function findStoreConnections(pool: DatabasePool, storeId: string, env: Environment): Promise<StoreConnections> {
   const row = await pool.one(sql.type(

@@ -7,8 +7,6 @@ export const railIds = ['MOBILE_MONEY', 'USDT_TRON', 'USDT_BSC', 'USDT_ETH', 'US
 export type RailId = (typeof railIds)[number];
 export type UsdtRail = Exclude<RailId, 'MOBILE_MONEY'>;
 
-export const evmRails = ['USDT_BSC', 'USDT_ETH', 'USDT_POLYGON'] as const satisfies readonly UsdtRail[];
-
 export function isRailId(value: unknown): value is RailId {
   return typeof value === 'string' && (railIds as readonly string[]).includes(value);
 }

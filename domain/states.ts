@@ -26,10 +26,6 @@ export class IllegalTransitionError extends Error {
   }
 }
 
-export function canApply(from: LinkStatus, event: LinkEvent): boolean {
-  return transitions[event][from] !== undefined;
-}
-
 export function nextStatus(from: LinkStatus, event: LinkEvent): LinkStatus {
   const to = transitions[event][from];
   if (!to) throw new IllegalTransitionError(from, event, Object.keys(transitions[event]) as LinkStatus[]);

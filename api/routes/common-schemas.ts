@@ -13,3 +13,8 @@ export const usdtAmountSchema = z
     }
   })
   .meta({ example: '10.50' });
+
+/** Free-form merchant metadata: a JSON object, echoed unchanged, at most 16 KB serialized. */
+export const metadataSchema = z
+  .record(z.string(), z.unknown())
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized');

@@ -85,7 +85,6 @@ export async function requireLink(deps: ApiDeps, auth: AuthContext, id: string):
 const updateFailureCodes: Record<string, ConstructorParameters<typeof AppError>[0]> = {
   invalid_state: 'invalid_state',
   rail_not_enabled: 'invalid_field',
-  MpesaRejected: 'invalid_field',
 };
 
 /**

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's Chromium (never a downloaded browser), with the flags this closed network needs. */
@@ -14,11 +13,4 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './ports.js';

@@ -2,22 +2,14 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { httpCall } from '../helpers/http.js';
+import { freePort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@ import { notFound } from '../../../domain/errors.js';
 import { phoneFormatHint } from '../../../domain/phone.js';
 import { sendMobileMoneyPrompt } from '../../services/mobile-money-prompt.js';
 import { defineRoute } from '../../route.js';
-import { linkIdParam } from './get.js';
+import { linkIdParams } from '../payment-links/schemas.js';
 
 /**
  * The hosted checkout's "Send M-Pesa prompt" button. Public like the page itself (the link id is
@@ -18,7 +18,7 @@ export const checkoutPayMobileMoneyRoute = defineRoute({
   tags: ['Checkout'],
   auth: 'none',
   rateLimitPerMinute: 10,
-  params: linkIdParam,
+  params: linkIdParams,
   body: z.strictObject({ phoneNumber: z.string().describe(phoneFormatHint) }),
   responses: { 200: { description: 'Prompt sent', schema: z.object({ ok: z.literal(true), checkoutRequestId: z.string() }) } },
   handler: async ({ deps, params, body, request }) => {

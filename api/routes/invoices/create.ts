@@ -6,7 +6,7 @@ import { parseUsdt } from '../../../domain/money.js';
 import { invoiceDto, invoiceNetworks, railOfNetwork } from '../../dto/invoice.js';
 import { assertRailsAvailable, openPaymentRequest } from '../../services/payment-requests.js';
 import { defineRoute } from '../../route.js';
-import { usdtAmountSchema } from '../common-schemas.js';
+import { metadataSchema, usdtAmountSchema } from '../common-schemas.js';
 import { invoiceSchema } from './schemas.js';
 
 export const createInvoiceRoute = defineRoute({
@@ -20,10 +20,7 @@ export const createInvoiceRoute = defineRoute({
     amount: usdtAmountSchema,
     network: z.enum(invoiceNetworks),
     token: z.literal('USDT', { error: 'only USDT is supported' }).default('USDT'),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized')
-      .optional(),
+    metadata: metadataSchema.optional(),
     expiresInMinutes: z.number().int('must be an integer').min(1).max(43_200).default(1440),
   }),
   responses: { 201: { description: 'Created (the same shape as the public lookup)', schema: invoiceSchema } },

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod/v4';
 import { findInvoiceView } from '../../../db/invoice-repo.js';
 import { notFound } from '../../../domain/errors.js';
 import { invoiceDto } from '../../dto/invoice.js';
+import { answerUnlessUnchanged } from '../../plugins/etag.js';
 import { defineRoute } from '../../route.js';
 import { invoiceSchema } from './schemas.js';
 
@@ -24,9 +24,6 @@ export const getInvoiceRoute = defineRoute({
     const view = await findInvoiceView(deps.pool, params.id);
     if (!view) throw notFound('invoice');
     const body = invoiceDto(view);
-    const etag = `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
-    reply.header('etag', etag).header('cache-control', 'no-cache');
-    if (request.headers['if-none-match'] === etag) return reply.status(304).send();
-    return body;
+    return answerUnlessUnchanged(request, reply, body);
   },
 });

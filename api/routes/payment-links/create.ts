@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { railIds } from '../../../domain/rails.js';
-import { usdtAmountSchema } from '../common-schemas.js';
+import { metadataSchema, usdtAmountSchema } from '../common-schemas.js';
 import { createPaymentLink } from '../../services/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { paymentLinkSchema } from './schemas.js';
@@ -15,10 +15,7 @@ const body = z
       .refine((a) => new Set(a).size === a.length, 'must not repeat a rail'),
     description: z.string().max(500).optional(),
     merchantRef: z.string().min(1).max(200).optional(),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized')
-      .optional(),
+    metadata: metadataSchema.optional(),
     expiresInMinutes: z.number().int('must be an integer').min(1).max(43_200).default(1440),
     environment: z
       .never({ error: 'must not be sent: the environment comes from the API key (sk_test_… or sk_live_…)' })
