@@ -16,11 +16,18 @@ import { WatchSet, type Family } from './watch-set.js';
 
 export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
 
+/**
+ * A rail the deployment has not configured fails the tick retryably, never for good: a failure
+ * Temporal will not retry would end the watcher workflow, and nothing would restart it until a
+ * process restarts. Retried, the watcher resumes by itself once workers run with the fix.
+ */
+const notConfigured = (message: string) => ApplicationFailure.retryable(message, 'ChainNotConfigured');
+
 function confirmationsOverride(overrides: Readonly<Record<string, string>>, rail: UsdtRail): number | undefined {
   const raw = overrides[`CONFIRMATIONS_${rail}`];
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw ApplicationFailure.nonRetryable(`CONFIRMATIONS_${rail} must be a positive integer`);
+  if (!Number.isInteger(n) || n < 1) throw notConfigured(`CONFIRMATIONS_${rail} must be a positive integer`);
   return n;
 }
 
@@ -41,7 +48,7 @@ export function createChainActivities(deps: ActivityDeps) {
   function view(rail: EvmStyleRail, environment: Environment): EvmChainView {
     const ep = railEndpoint(deps.config, rail, environment);
     if (!ep.usdtContract) {
-      throw ApplicationFailure.nonRetryable(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
+      throw notConfigured(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
     }
     const tron = rail === 'USDT_TRON';
     return {

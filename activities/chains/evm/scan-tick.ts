@@ -10,6 +10,7 @@ import {
 } from '../../../db/chain-repo.js';
 import type { Environment } from '../../../domain/environment.js';
 import { railDecimals, type UsdtRail } from '../../../domain/rails.js';
+import { inParallel, retryRead } from '../reads.js';
 import { transferLogs } from './transfer-logs.js';
 import type { WatchSet } from '../watch-set.js';
 
@@ -41,6 +42,11 @@ export interface TickResult {
   finalized: string;
   caughtUp: boolean;
   matched: number;
+  /**
+   * Reads that still failed after their retries (EVM: block heights; Solana: status batches).
+   * What they would have settled waits for a later tick; nothing is dropped for it.
+   */
+  readFailures: number;
 }
 
 async function finalizedBlock(view: EvmChainView, head: bigint): Promise<bigint> {
@@ -48,11 +54,39 @@ async function finalizedBlock(view: EvmChainView, head: bigint): Promise<bigint>
   return (await view.client.getBlock({ blockTag: 'finalized' })).number;
 }
 
-async function blockHash(client: PublicClient, n: bigint): Promise<string | null> {
-  try {
-    return (await client.getBlock({ blockNumber: n })).hash;
-  } catch {
-    return null;
+/** Block-hash reads: tries per height within one tick, the first backoff, and heights read at once. */
+const hashRetry = { attempts: 3, backoffMs: 250 };
+const hashConcurrency = 4;
+/** Hash reads stop starting this long into a tick, well inside the activity's 2-minute timeout. */
+const hashReadBudgetMs = 60_000;
+
+/**
+ * The hashes of the blocks one tick looks at, as the node tells them now. Undefined means the
+ * node would not tell (a read error, a timeout, a malformed body, a block of another height, or
+ * no such block yet on a lagging node): that is never evidence of a reorganisation. Only a hash
+ * read back that differs from the recorded one is. Heights that could not be read are counted.
+ */
+class BlockHashes {
+  readonly unread = new Set<bigint>();
+  private readonly deadlineMs = Date.now() + hashReadBudgetMs;
+  /** One read per height per tick, whether it answered or not. */
+  private readonly reads = new Map<bigint, Promise<string | undefined>>();
+
+  constructor(private readonly client: PublicClient) {}
+
+  at(n: bigint): Promise<string | undefined> {
+    let read = this.reads.get(n);
+    if (!read) this.reads.set(n, (read = this.read(n)));
+    return read;
+  }
+
+  private async read(n: bigint): Promise<string | undefined> {
+    const hash = await retryRead(async () => {
+      const block = await this.client.getBlock({ blockNumber: n });
+      return block.number === n && block.hash ? block.hash : undefined;
+    }, { ...hashRetry, deadlineMs: this.deadlineMs });
+    if (hash === undefined) this.unread.add(n);
+    return hash;
   }
 }
 
@@ -62,56 +96,87 @@ async function blockHash(client: PublicClient, n: bigint): Promise<string | null
  *  2. scan the next range for token transfers to watched addresses and record them as seen;
  *  3. re-check every seen deposit: a block whose hash changed drops it (and rewinds the cursor so a
  *     re-included transfer is found again); a block at or below the finalized/depth mark confirms it.
+ * A block that cannot be read changes nothing: the cursor does not move past it and its deposits
+ * stay seen until a later tick reads it (see BlockHashes).
  * The database holds the cursor and the deposits; telling their owners happens afterwards
  * (see signal-deposits.ts), so a crash between the two loses nothing.
  */
 export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch: WatchSet, cursorIn: Cursor | null, nowMs: number): Promise<TickResult> {
   const { rail, environment, client } = view;
+  const hashes = new BlockHashes(client);
   const head = await client.getBlockNumber();
   const finalized = await finalizedBlock(view, head);
   const start = head > initialLookbackBlocks ? head - initialLookbackBlocks : 0n;
   let cursor = cursorIn ?? (await loadCursor(pool, rail, environment)) ?? { number: String(start), hash: null };
-  if (cursor.hash && (await blockHash(client, BigInt(cursor.number))) !== cursor.hash) {
-    const back = BigInt(cursor.number) - reorgRewindBlocks;
-    cursor = { number: String(back > 0n ? back : 0n), hash: null };
-  }
-  const from = BigInt(cursor.number) + 1n;
-  const to = head < from + maxBlocksPerTick - 1n ? head : from + maxBlocksPerTick - 1n;
-  let matched = 0;
-  if (to >= from) {
-    await watch.refresh(pool, nowMs);
-    for (const log of await transferLogs(client, view.token, from, to)) {
-      const address = view.toWatchAddress(log.to);
-      const owner = watch.match(address, nowMs);
-      if (!owner) continue;
-      matched++;
-      await upsertSeenDeposit(pool, rail, environment, {
-        txHash: log.txHash,
-        logIndex: log.logIndex,
-        to: address,
-        from: view.toWatchAddress(log.from),
-        amountMinor: log.value,
-        decimals: railDecimals[rail],
-        blockNumber: log.blockNumber,
-        blockHash: log.blockHash,
-        owner,
-      });
+  let canScan = true;
+  if (cursor.hash) {
+    const now = await hashes.at(BigInt(cursor.number));
+    // Unknown whether the cursor's block still stands: scanning past it could skip a reorganised range.
+    if (now === undefined) canScan = false;
+    else if (now !== cursor.hash) {
+      const back = BigInt(cursor.number) - reorgRewindBlocks;
+      cursor = { number: String(back > 0n ? back : 0n), hash: null };
     }
-    cursor = { number: String(to), hash: await blockHash(client, to) };
   }
-  cursor = await settleSeenDeposits(pool, view, head, finalized, cursor);
+  let matched = 0;
+  if (canScan) ({ cursor, matched } = await scanRange(pool, view, watch, hashes, cursor, head, nowMs));
+  cursor = await settleSeenDeposits(pool, view, hashes, head, finalized, cursor);
   await saveCursor(pool, rail, environment, cursor);
-  return { cursor, head: String(head), finalized: String(finalized), caughtUp: BigInt(cursor.number) >= head, matched };
+  return {
+    cursor,
+    head: String(head),
+    finalized: String(finalized),
+    caughtUp: BigInt(cursor.number) >= head,
+    matched,
+    readFailures: hashes.unread.size,
+  };
 }
 
-async function settleSeenDeposits(pool: DatabasePool, view: EvmChainView, head: bigint, finalized: bigint, cursor: Cursor): Promise<Cursor> {
-  const hashes = new Map<string, string | null>();
+/** Records matching transfers after the cursor (up to maxBlocksPerTick) and moves the cursor over them. */
+async function scanRange(pool: DatabasePool, view: EvmChainView, watch: WatchSet, hashes: BlockHashes, cursor: Cursor, head: bigint, nowMs: number): Promise<{ cursor: Cursor; matched: number }> {
+  const from = BigInt(cursor.number) + 1n;
+  const to = head < from + maxBlocksPerTick - 1n ? head : from + maxBlocksPerTick - 1n;
+  if (to < from) return { cursor, matched: 0 };
+  let matched = 0;
+  await watch.refresh(pool, nowMs);
+  for (const log of await transferLogs(view.client, view.token, from, to)) {
+    const address = view.toWatchAddress(log.to);
+    const owner = watch.match(address, nowMs);
+    if (!owner) continue;
+    matched++;
+    await upsertSeenDeposit(pool, view.rail, view.environment, {
+      txHash: log.txHash,
+      logIndex: log.logIndex,
+      to: address,
+      from: view.toWatchAddress(log.from),
+      amountMinor: log.value,
+      decimals: railDecimals[view.rail],
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      owner,
+    });
+  }
+  // Without the hash of `to` the next tick could not check it for a reorganisation: the cursor
+  // stays where it was and the range is scanned again (recording a deposit twice changes nothing).
+  const hash = await hashes.at(to);
+  return { cursor: hash === undefined ? cursor : { number: String(to), hash }, matched };
+}
+
+/**
+ * Settles seen deposits by re-reading their blocks' hashes. Only a hash read back that differs
+ * from the recorded one (another block now stands at that height) drops a deposit; a block that
+ * could not be read leaves its deposits seen, to be read again next tick.
+ */
+async function settleSeenDeposits(pool: DatabasePool, view: EvmChainView, hashes: BlockHashes, head: bigint, finalized: bigint, cursor: Cursor): Promise<Cursor> {
+  const seen = (await seenDeposits(pool, view.rail, view.environment)).filter((d) => BigInt(d.block_number) <= head);
+  const heights = [...new Set(seen.map((d) => d.block_number))];
+  const now = new Map(await inParallel(heights, hashConcurrency, async (h) => [h, await hashes.at(BigInt(h))] as const));
   let rewindTo: bigint | undefined;
-  for (const d of await seenDeposits(pool, view.rail, view.environment)) {
+  for (const d of seen) {
+    const hash = now.get(d.block_number);
+    if (hash === undefined) continue;
     const n = BigInt(d.block_number);
-    if (n > head) continue;
-    if (!hashes.has(d.block_number)) hashes.set(d.block_number, await blockHash(view.client, n));
-    if (hashes.get(d.block_number) !== d.block_hash) {
+    if (hash !== d.block_hash) {
       await setDepositState(pool, view.rail, view.environment, d.tx_hash, d.log_index, 'dropped');
       if (rewindTo === undefined || n - 1n < rewindTo) rewindTo = n - 1n;
     } else if (n <= finalized) {

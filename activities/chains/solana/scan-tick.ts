@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { saveCursor, seenDeposits, setDepositState, upsertSeenDeposit, type Cursor, type DepositRow } from '../../../db/chain-repo.js';
 import type { Environment } from '../../../domain/environment.js';
 import type { TickResult } from '../evm/scan-tick.js';
+import { inParallel, retryRead, type ReadRetry } from '../reads.js';
 import type { WatchSet } from '../watch-set.js';
 import { readReference, type ReadContext, type ReferenceProgress } from './read-reference.js';
 import { droppedOpenDeposits, lastDeposits, openReferences, ownerKey, solRail, type OpenReference } from './references.js';
@@ -31,6 +32,9 @@ export const maxTransactionsPerTick = 300;
 const concurrency = 8;
 /** getSignatureStatuses takes at most 256 signatures per call. */
 const statusBatch = 256;
+/** Status reads: tries per batch within one tick and the first backoff; none starts this long into a tick. */
+const statusRetry = { attempts: 3, backoffMs: 250 };
+const statusReadBudgetMs = 60_000;
 
 /** Per watcher (one watch set per rail and environment per worker): rotation and per-reference progress. */
 class ScanState {
@@ -57,19 +61,6 @@ class ScanState {
 }
 const states = new WeakMap<WatchSet, ScanState>();
 
-async function inParallel<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /**
  * One pass of the Solana watcher. Solana has no single log to scan by block range for a token:
  * each open link has its own Solana Pay reference, and the node indexes transactions by every
@@ -82,6 +73,7 @@ async function inParallel<T, R>(items: readonly T[], limit: number, fn: (item: T
  */
 export async function scanSolanaTick(pool: DatabasePool, view: SolanaChainView, watch: WatchSet, _cursor: Cursor | null, nowMs: number): Promise<TickResult> {
   const { connection, environment } = view;
+  const retry: ReadRetry = { ...statusRetry, deadlineMs: Date.now() + statusReadBudgetMs };
   const [head, finalized] = await Promise.all([connection.getSlot('confirmed'), connection.getSlot('finalized')]);
   let state = states.get(watch);
   if (!state) states.set(watch, (state = new ScanState()));
@@ -90,8 +82,8 @@ export async function scanSolanaTick(pool: DatabasePool, view: SolanaChainView, 
   const floors = await lastDeposits(pool, environment, slice.map((r) => r.owner));
   const ctx: ReadContext = { pool, connection, environment, mint: view.mint, budget: { transactions: maxTransactionsPerTick } };
   const results = await inParallel(slice, concurrency, (r) => readReference(ctx, r, state.of(r.reference), floors.get(ownerKey(r.owner))));
-  await settleSeen(pool, view, finalized);
-  await recheckDropped(pool, view);
+  const readFailures = await settleSeen(pool, view, finalized, retry);
+  await recheckDropped(pool, view, retry);
   const cursor: Cursor = { number: String(head), hash: null };
   await saveCursor(pool, solRail, environment, cursor);
   return {
@@ -100,12 +92,22 @@ export async function scanSolanaTick(pool: DatabasePool, view: SolanaChainView, 
     finalized: String(finalized),
     caughtUp: roundEnds && results.every((r) => r.complete),
     matched: results.reduce((n, r) => n + r.matched, 0),
+    readFailures,
   };
 }
 
-async function statuses(connection: Connection, signatures: string[]): Promise<{ slot: number; value: (SignatureStatus | null)[] }> {
-  const res = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
-  return { slot: res.context.slot, value: res.value };
+type Statuses = { slot: number; value: (SignatureStatus | null)[] };
+
+/**
+ * The node's statuses of these signatures, or undefined when it would not give them (after a few
+ * tries): an error, a timeout, a malformed body, or an answer that does not line up one status
+ * per signature. A missing answer is never read as "unknown signature".
+ */
+async function statuses(connection: Connection, signatures: string[], retry: ReadRetry): Promise<Statuses | undefined> {
+  return retryRead(async () => {
+    const res = await connection.getSignatureStatuses(signatures, { searchTransactionHistory: true });
+    return res.value.length === signatures.length ? { slot: res.context.slot, value: res.value } : undefined;
+  }, retry);
 }
 
 const isFinalized = (s: SignatureStatus) => s.confirmationStatus === 'finalized' || (s.confirmationStatus === undefined && s.confirmations === null);
@@ -117,14 +119,20 @@ const isFinalized = (s: SignatureStatus) => s.confirmationStatus === 'finalized'
  * moved past the slot the transaction was seen in. Had it been on the chain the cluster kept, it
  * would be finalized and known by then. While the finalized slot is still behind, an unknown
  * signature only waits: a node behind a load balancer may simply be lagging. A transaction that
- * finalized with an error also never paid. Anything dropped by mistake is found again by
- * recheckDropped.
+ * finalized with an error also never paid. A status read that fails is no answer at all: its
+ * deposits stay seen until a later tick reads them. Anything dropped by mistake is found again by
+ * recheckDropped. Returns the number of status batches that could not be read.
  */
-async function settleSeen(pool: DatabasePool, view: SolanaChainView, finalized: number): Promise<void> {
+async function settleSeen(pool: DatabasePool, view: SolanaChainView, finalized: number, retry: ReadRetry): Promise<number> {
   const seen = await seenDeposits(pool, solRail, view.environment);
+  let unread = 0;
   for (let i = 0; i < seen.length; i += statusBatch) {
     const chunk = seen.slice(i, i + statusBatch);
-    const res = await statuses(view.connection, chunk.map((d) => d.tx_hash));
+    const res = await statuses(view.connection, chunk.map((d) => d.tx_hash), retry);
+    if (!res) {
+      unread++;
+      continue;
+    }
     for (const [j, d] of chunk.entries()) {
       const s = res.value[j] ?? null;
       const slot = Number(d.block_number);
@@ -134,13 +142,15 @@ async function settleSeen(pool: DatabasePool, view: SolanaChainView, finalized: 
       if (next) await setDepositState(pool, solRail, view.environment, d.tx_hash, d.log_index, next);
     }
   }
+  return unread;
 }
 
 /** A dropped deposit whose transaction the cluster knows again (landed in another fork) is seen again, at its new slot. */
-async function recheckDropped(pool: DatabasePool, view: SolanaChainView): Promise<void> {
+async function recheckDropped(pool: DatabasePool, view: SolanaChainView, retry: ReadRetry): Promise<void> {
   const dropped: DepositRow[] = await droppedOpenDeposits(pool, view.environment);
   if (dropped.length === 0) return;
-  const res = await statuses(view.connection, dropped.map((d) => d.tx_hash));
+  const res = await statuses(view.connection, dropped.map((d) => d.tx_hash), retry);
+  if (!res) return;
   for (const [i, d] of dropped.entries()) {
     const s = res.value[i];
     if (!s || s.err !== null) continue;

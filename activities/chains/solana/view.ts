@@ -32,7 +32,8 @@ function connectionFor(rpcUrl: string): Connection {
 export function solanaView(config: Pick<Config, 'railOverrides'>, environment: Environment): SolanaChainView {
   const ep = railEndpoint(config, 'USDT_SOL', environment);
   if (!ep.usdtContract) {
-    throw ApplicationFailure.nonRetryable(`No USDT mint is known for USDT_SOL in ${environment}; set USDT_CONTRACT_USDT_SOL_${environment.toUpperCase()}.`);
+    // Retryable, like every chain-watcher failure: a non-retryable one would end the watcher (see ../index.ts).
+    throw ApplicationFailure.retryable(`No USDT mint is known for USDT_SOL in ${environment}; set USDT_CONTRACT_USDT_SOL_${environment.toUpperCase()}.`, 'ChainNotConfigured');
   }
   return { rail: 'USDT_SOL', environment, connection: connectionFor(ep.rpcUrl), mint: ep.usdtContract };
 }
