@@ -16,8 +16,7 @@ import { registerDashboardPages } from '../web/dashboard/routes.js';
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
 const defaultRateLimitPerMinute = 600;
 
-/** Secrets never reach the log: headers that carry them are censored wherever they appear. */
-export const loggerRedactPaths = ['req.headers["x-api-key"]', 'req.headers.authorization', 'headers["x-api-key"]'];
+export { loggerRedactPaths } from './plugins/log-redaction.js';
 
 export interface BuildAppOptions {
   logger?: boolean | object;

@@ -180,6 +180,7 @@ export async function releaseStkRequest(db: CommonQueryMethods, linkId: string, 
 }
 
 const callbackRow = z.object({
+  id: z.string(),
   checkout_request_id: z.string(),
   merchant_request_id: z.string(),
   result_code: z.string(),
@@ -189,22 +190,44 @@ const callbackRow = z.object({
   phone_number: z.string().nullable(),
   transaction_at: z.string().nullable(),
   received_at: z.string(),
+  suspicious_reason: z.string().nullable(),
 });
 export type CallbackRow = z.infer<typeof callbackRow>;
+export type NewCallback = Omit<CallbackRow, 'id' | 'received_at'> & { fingerprint: string; body: unknown };
 
-/** Stores the first callback for a CheckoutRequestID; a duplicate changes nothing. Returns the stored one. */
-export async function recordCallback(
-  db: CommonQueryMethods,
-  c: Omit<CallbackRow, 'received_at'> & { body: unknown },
-): Promise<{ row: CallbackRow; duplicate: boolean }> {
-  const inserted = await db.maybeOneFirst(sql.type(z.object({ checkout_request_id: z.string() }))`
-    INSERT INTO mpesa_callbacks (checkout_request_id, merchant_request_id, result_code, result_desc, receipt, amount_kes, phone_number, transaction_at, body)
-    VALUES (${c.checkout_request_id}, ${c.merchant_request_id}, ${c.result_code}, ${c.result_desc}, ${c.receipt},
-            ${c.amount_kes}, ${c.phone_number}, ${c.transaction_at}, ${sql.jsonb(c.body as never)})
-    ON CONFLICT (checkout_request_id) DO NOTHING
-    RETURNING checkout_request_id`);
-  const row = await db.one(sql.type(callbackRow)`
-    SELECT checkout_request_id, merchant_request_id, result_code, result_desc, receipt, amount_kes, phone_number, transaction_at, received_at
-    FROM mpesa_callbacks WHERE checkout_request_id = ${c.checkout_request_id}`);
-  return { row, duplicate: inserted === null };
+const callbackColumns = sql.fragment`id::text, checkout_request_id, merchant_request_id, result_code, result_desc, receipt,
+  amount_kes::text, phone_number, transaction_at, received_at, suspicious_reason`;
+
+/** Distinct callbacks kept per prompt; past this, more are refused (a flood is not evidence). */
+export const maxCallbacksPerPrompt = 20;
+
+/**
+ * Stores a callback unless the same one (same fingerprint) is already stored for that prompt, or
+ * the prompt already holds `maxCallbacksPerPrompt`. Every distinct callback is kept: a forged one
+ * that came first must not hide the genuine one. `stored` is false for a repeat or past the bound.
+ */
+export async function recordCallback(db: CommonQueryMethods, c: NewCallback): Promise<{ stored: boolean }> {
+  const inserted = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    INSERT INTO mpesa_callbacks (checkout_request_id, merchant_request_id, result_code, result_desc, receipt, amount_kes, phone_number,
+      transaction_at, body, fingerprint, suspicious_reason)
+    SELECT ${c.checkout_request_id}, ${c.merchant_request_id}, ${c.result_code}, ${c.result_desc}, ${c.receipt},
+           ${c.amount_kes}, ${c.phone_number}, ${c.transaction_at}, ${sql.jsonb(c.body as never)}, ${c.fingerprint}, ${c.suspicious_reason}
+    WHERE (SELECT count(*) FROM mpesa_callbacks WHERE checkout_request_id = ${c.checkout_request_id}) < ${maxCallbacksPerPrompt}
+    ON CONFLICT (checkout_request_id, fingerprint) DO NOTHING
+    RETURNING id::text`);
+  return { stored: inserted !== null };
+}
+
+/** Every stored callback of one prompt, oldest first. */
+export async function listCallbacks(db: CommonQueryMethods, checkoutRequestId: string): Promise<CallbackRow[]> {
+  return [...(await db.any(sql.type(callbackRow)`
+    SELECT ${callbackColumns} FROM mpesa_callbacks WHERE checkout_request_id = ${checkoutRequestId} ORDER BY id`))];
+}
+
+/** Marks callbacks as not believed, keeping the first reason given for each. */
+export async function markCallbacksSuspicious(db: CommonQueryMethods, ids: string[], reason: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(sql.unsafe`
+    UPDATE mpesa_callbacks SET suspicious_reason = ${reason}
+    WHERE id = ANY(${sql.array(ids, 'int8')}) AND suspicious_reason IS NULL`);
 }

@@ -3,13 +3,15 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import { buildApp, loggerRedactPaths } from '../api/app.js';
+import { buildApp } from '../api/app.js';
+import { loggerOptions } from '../api/plugins/log-redaction.js';
 import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
 import { migrate } from '../db/migrate.js';
 import { defaultLiveSources, RateService } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { ensureWatchersForOpenWork } from '../api/services/chain-watchers.js';
+import { backfillLegacyDerivedAddresses } from '../api/services/derived-addresses.js';
 import { ensureOutboxSweeper } from '../activities/webhooks/dispatch.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
@@ -17,7 +19,7 @@ import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-tempora
 import { ensureTemporalCli } from './temporal-cli.js';
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: { paths: loggerRedactPaths, censor: '[redacted]' } });
+  return pino(loggerOptions(config.logLevel));
 }
 
 /** Routes the Temporal SDK's own logs (worker state, activity failures) into our pino logger. */
@@ -97,6 +99,10 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       stops.push(() => nativeConnection.close());
       workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
+      // Before any watcher tick: a watcher resuming from its cursor then matches the backfilled addresses.
+      await backfillLegacyDerivedAddresses(pool)
+        .then((stores) => stores && logger.info({ stores }, 'wrote the derived addresses of marks from before migration 0011'))
+        .catch((err) => logger.warn({ err }, 'could not backfill derived addresses; the next start tries again'));
       const runPromise = workers.run();
       await ensureWatchersForOpenWork(pool, temporal, config).catch((err) => logger.warn({ err }, 'could not check the chain watchers at start'));
       await ensureOutboxSweeper({ temporal, config }).catch((err) => logger.warn({ err }, 'could not start the webhook outbox sweeper'));

@@ -51,6 +51,11 @@ export interface PaymentReport {
   simulated?: boolean;
 }
 
+/*
+ * Signals are hints, never proof: anyone who reaches the Temporal frontend or UI can send one.
+ * The workflow takes only the rail and key from them and acts on what an activity reads from
+ * recorded evidence (the deposit row the chain watcher wrote; the operator's STK query).
+ */
 /** A deposit included in a block but not yet at depth: PENDING → PROCESSING. */
 export const paymentSeen = defineSignal<[PaymentReport]>('paymentSeen');
 /** A deposit at depth, or a successful operator callback. */
@@ -59,6 +64,9 @@ export const paymentConfirmed = defineSignal<[PaymentReport]>('paymentConfirmed'
 export const paymentDropped = defineSignal<[{ rail: RailId; key: string }]>('paymentDropped');
 /** The operator reported the prompt failed (cancelled, wrong PIN, timeout, insufficient funds). */
 export const paymentFailed = defineSignal<[{ rail: RailId; key: string; reason: string }]>('paymentFailed');
+
+/** Daraja called back about a prompt: settle it with an STK query. Carries the CheckoutRequestID only. */
+export const mobileMoneyCallback = defineSignal<[{ key: string }]>('mobileMoneyCallback');
 
 export interface MobileMoneyPromptRequest {
   phoneNumber: string;

@@ -2,21 +2,23 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
 import type { LinkActivities, Disposition } from '../activities/links/index.js';
-import type { MobileMoneyActivities } from '../activities/mobile-money/index.js';
+import type { MobileMoneyActivities, PromptSettlement } from '../activities/mobile-money/index.js';
 import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
 import { coversDue, fromMicro, toMicro } from '../domain/money.js';
-import { railDecimals, type RailId } from '../domain/rails.js';
+import { isRailId, railDecimals, type RailId } from '../domain/rails.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../domain/states.js';
 import {
   cancelLink,
   linkState,
+  mobileMoneyCallback,
   paymentConfirmed,
   paymentDropped,
   paymentFailed,
@@ -43,12 +45,31 @@ const mobileMoney = proxyActivities<MobileMoneyActivities>(mobileMoneyActivityOp
  * prompt counts as failed.
  */
 const promptCheckSteps = [1, 2, 4, 6, 10];
+/** While M-Pesa cannot be asked at all, a prompt is re-checked at most this many first delays apart. */
+const promptRetryCapSteps = 10;
+
+/**
+ * Signals became hints settled by evidence (the recorded deposit, the STK query). Histories
+ * recorded before this change replay their original decisions; every new decision, in old and
+ * new workflows alike, takes the verified path. See workflows/README.md, "Changing a workflow".
+ */
+const evidencePatch = 'signals-are-hints';
 
 type Message =
   | { kind: 'seen'; report: PaymentReport }
   | { kind: 'confirmed'; report: PaymentReport }
-  | { kind: 'dropped'; key: string }
-  | { kind: 'failed'; key: string; reason: string };
+  | { kind: 'dropped'; rail: RailId; key: string }
+  | { kind: 'failed'; rail: RailId; key: string; reason: string }
+  | { kind: 'callback'; key: string };
+
+/** The only parts of a signal the workflow believes: which rail, and the key of the evidence to read. */
+function hintOf(m: Message): { rail: RailId; key: string } | null {
+  const raw = m.kind === 'seen' || m.kind === 'confirmed' ? (m.report as Partial<PaymentReport> | undefined) : m;
+  const rail = m.kind === 'callback' ? 'MOBILE_MONEY' : (raw as { rail?: unknown } | undefined)?.rail;
+  const key = (raw as { key?: unknown } | undefined)?.key;
+  if (!isRailId(rail) || typeof key !== 'string' || key.length === 0 || key.length > 200) return null;
+  return { rail, key };
+}
 
 const rejected = (type: 'invalid_state' | 'rail_not_enabled', message: string) =>
   ApplicationFailure.create({ type, message: `${type}: ${message}`, nonRetryable: true });
@@ -66,7 +87,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   let prompts = 0;
   const inbox: Message[] = [];
   const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
-  const promptChecks = new Map<string, { phone: string; checks: number; dueAtMs: number; callbackReport?: PaymentReport }>();
+  /** Prompts to settle with M-Pesa: `checks` counts answers that said "still open", `errors` failed asks. */
+  const promptChecks = new Map<string, { phone: string; checks: number; errors: number; dueAtMs: number; callbackReport?: PaymentReport }>();
   /** Set when a prompt is added, so the main loop re-arms its timer for the prompt's check. */
   let promptAdded = false;
   const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
@@ -155,56 +177,146 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   });
   const dispatch = (eventId: string) => webhooks.dispatchEvent({ eventId });
 
+  /** A payment that will not count: a failed M-Pesa prompt, or a deposit a reorganisation dropped. */
+  const settleFailure = async (key: string, state: 'failed' | 'dropped', reason: string): Promise<void> => {
+    const p = payments.get(key);
+    if (!p || p.state === 'confirmed' || p.state === 'failed' || p.state === 'dropped') return;
+    p.state = state;
+    await db.recordPayment({
+      linkId: input.linkId,
+      report: { rail: p.rail, key, externalId: key, payer: null, amountMinor: '0', decimals: railDecimals[p.rail] },
+      state,
+      disposition: null,
+      failureReason: reason,
+    });
+    await settleOpenStatus();
+  };
+
+  const onSeen = async (report: PaymentReport): Promise<void> => {
+    // A deposit dropped by a reorg and included again is seen again; anything else only once.
+    const known = payments.get(report.key);
+    if (known && known.state !== 'dropped') return;
+    payments.set(report.key, { rail: report.rail, state: 'seen', disposition: null, micro: 0n });
+    await db.recordPayment({ linkId: input.linkId, report, state: 'seen', disposition: null });
+    if (status === 'PENDING') await moveTo('payment_seen');
+  };
+
+  /** When the workflow stops watching: the late window after expiry, or after a terminal state. */
+  const watchEndsAtMs = () =>
+    isTerminal(status) ? Math.max(terminalAtMs, status === 'EXPIRED' ? input.expiresAtMs : 0) + lateWatchMs : input.expiresAtMs + lateWatchMs;
+
+  /** Any M-Pesa hint (a callback, a signal) asks for the prompt to be settled now by the STK query. */
+  const requestPromptCheck = (key: string): void => {
+    if (payments.get(key)?.state === 'confirmed') return;
+    const check = promptChecks.get(key);
+    if (check) check.dueAtMs = Math.min(check.dueAtMs, Date.now());
+    else promptChecks.set(key, { phone: '', checks: 0, errors: 0, dueAtMs: Date.now() });
+  };
+
   /**
-   * Daraja callbacks are not signed, so a callback claiming success is only a hint: M-Pesa is
-   * asked (STK query with the merchant's credentials) before the link moves. A callback the
-   * query denies changes nothing but the failure record; one still pending waits for the timer.
+   * Every signal is a hint: its rail and key say which evidence to read, nothing else in it is
+   * believed. Chain signals are settled by the deposit the watcher recorded (its state, amount,
+   * address and units, checked by `verifyDeposit`); M-Pesa ones by the STK query.
    */
+  const handleHint = async (m: Message): Promise<void> => {
+    const hint = hintOf(m);
+    if (!hint) return void log.warn('A malformed signal was ignored', { linkId: input.linkId, kind: m.kind });
+    if (hint.rail === 'MOBILE_MONEY') return requestPromptCheck(hint.key);
+    const evidence = await db.verifyDeposit({ linkId: input.linkId, rail: hint.rail, key: hint.key });
+    if (!evidence) return void log.warn('A signal named no recorded deposit of this link; ignored', { linkId: input.linkId, ...hint });
+    if (evidence.state === 'seen') return onSeen(evidence.report);
+    if (evidence.state === 'confirmed') return onConfirmed(evidence.report);
+    return settleFailure(hint.key, 'dropped', 'dropped by a chain reorganisation');
+  };
+
+  /** Settles every due prompt from evidence; M-Pesa being unreachable changes nothing but the next ask. */
+  const settlePromptChecks = async (): Promise<void> => {
+    for (const [key, check] of promptChecks) {
+      if (payments.get(key)?.state === 'confirmed') {
+        promptChecks.delete(key);
+        continue;
+      }
+      if (Date.now() < check.dueAtMs) continue;
+      let answer: PromptSettlement;
+      try {
+        answer = await mobileMoney.settleStkPrompt({ linkId: input.linkId, checkoutRequestId: key });
+      } catch (err) {
+        check.errors += 1;
+        if (Date.now() < watchEndsAtMs()) {
+          check.dueAtMs = Date.now() + promptCheckDelaysMs[0]! * Math.min(2 ** (check.errors - 1), promptRetryCapSteps);
+          log.warn('M-Pesa could not be asked about a prompt; asking again later', { linkId: input.linkId, key, errors: check.errors, error: String(err) });
+          continue;
+        }
+        await settleFailure(key, 'failed', 'M-Pesa could not be asked how this prompt ended before the link closed.');
+        promptChecks.delete(key);
+        continue;
+      }
+      if (answer.status === 'succeeded') await onConfirmed(answer.report);
+      else if (answer.status === 'failed') await settleFailure(key, 'failed', answer.reason);
+      else if (answer.status === 'not_ours') log.warn('A hint named a prompt this link never sent; ignored', { linkId: input.linkId, key });
+      else if ((check.checks += 1) >= promptCheckDelaysMs.length) await settleFailure(key, 'failed', 'M-Pesa never reported an outcome for this prompt.');
+      else {
+        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
+        continue;
+      }
+      promptChecks.delete(key);
+    }
+  };
+
+  // ---- Before `evidencePatch`: kept unchanged so histories recorded then replay. ----
   const verifyMobileCallback = async (report: PaymentReport): Promise<void> => {
     if (payments.get(report.key)?.state === 'confirmed') return;
     const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: report.key });
     if (answer.status === 'succeeded') return onConfirmed(report);
-    if (answer.status === 'failed') {
-      return handle({ kind: 'failed', key: report.key, reason: answer.reason ?? 'M-Pesa reported the payment failed.' });
-    }
+    if (answer.status === 'failed') return settleFailure(report.key, 'failed', answer.reason ?? 'M-Pesa reported the payment failed.');
     const check = promptChecks.get(report.key);
     if (answer.status === 'pending' && check) {
       check.callbackReport = report;
       check.dueAtMs = Math.min(check.dueAtMs, Date.now() + promptCheckDelaysMs[0]!);
     }
-    log.warn('M-Pesa callback not confirmed by the STK query; ignored', { linkId: input.linkId, key: report.key, answer: answer.status });
   };
-
-  const handle = async (m: Message): Promise<void> => {
+  const handleTrusted = async (m: Message): Promise<void> => {
     if (m.kind === 'confirmed') {
       return m.report.rail === 'MOBILE_MONEY' && !m.report.simulated ? verifyMobileCallback(m.report) : onConfirmed(m.report);
     }
-    if (m.kind === 'seen') {
-      // A deposit dropped by a reorg and included again is seen again; anything else only once.
-      const known = payments.get(m.report.key);
-      if (known && known.state !== 'dropped') return;
-      payments.set(m.report.key, { rail: m.report.rail, state: 'seen', disposition: null, micro: 0n });
-      await db.recordPayment({ linkId: input.linkId, report: m.report, state: 'seen', disposition: null });
-      if (status === 'PENDING') await moveTo('payment_seen');
-      return;
-    }
-    const p = payments.get(m.key);
-    if (!p || p.state === 'confirmed' || p.state === 'failed' || p.state === 'dropped') return;
-    p.state = m.kind === 'dropped' ? 'dropped' : 'failed';
-    await db.recordPayment({
-      linkId: input.linkId,
-      report: { rail: p.rail, key: m.key, externalId: m.key, payer: null, amountMinor: '0', decimals: railDecimals[p.rail] },
-      state: p.state as 'dropped' | 'failed',
-      disposition: null,
-      failureReason: m.kind === 'failed' ? m.reason : 'dropped by a chain reorganisation',
-    });
-    await settleOpenStatus();
+    if (m.kind === 'seen') return onSeen(m.report);
+    if (m.kind === 'callback') return;
+    return settleFailure(m.key, m.kind, m.kind === 'failed' ? m.reason : 'dropped by a chain reorganisation');
   };
+  const checkOverduePromptsTrusted = async (): Promise<void> => {
+    for (const [key, check] of promptChecks) {
+      if (payments.get(key)?.state !== 'initiated') {
+        promptChecks.delete(key);
+        continue;
+      }
+      if (Date.now() < check.dueAtMs) continue;
+      const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: key });
+      check.checks += 1;
+      if (answer.status === 'succeeded') {
+        await onConfirmed(
+          check.callbackReport ?? { rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
+        );
+      } else if (answer.status === 'failed') {
+        await settleFailure(key, 'failed', answer.reason ?? 'M-Pesa reported the payment failed.');
+      } else if (check.checks >= promptCheckDelaysMs.length) {
+        await settleFailure(key, 'failed', 'M-Pesa never reported an outcome for this prompt.');
+      } else {
+        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
+        continue;
+      }
+      promptChecks.delete(key);
+    }
+  };
+  // ---- end of the pre-patch code ----
+
+  const handle = (m: Message): Promise<void> => (patched(evidencePatch) ? handleHint(m) : handleTrusted(m));
+  const checkPrompts = (): Promise<void> => (patched(evidencePatch) ? settlePromptChecks() : checkOverduePromptsTrusted());
 
   setHandler(paymentSeen, (report) => void inbox.push({ kind: 'seen', report }));
   setHandler(paymentConfirmed, (report) => void inbox.push({ kind: 'confirmed', report }));
-  setHandler(paymentDropped, ({ key }) => void inbox.push({ kind: 'dropped', key }));
-  setHandler(paymentFailed, ({ key, reason }) => void inbox.push({ kind: 'failed', key, reason }));
+  setHandler(paymentDropped, (hint) => void inbox.push({ kind: 'dropped', rail: hint?.rail, key: hint?.key }));
+  setHandler(paymentFailed, (hint) => void inbox.push({ kind: 'failed', rail: hint?.rail, key: hint?.key, reason: hint?.reason }));
+  setHandler(mobileMoneyCallback, (hint) => void inbox.push({ kind: 'callback', key: hint?.key }));
   setHandler(linkState, () => ({
     status,
     receivedMinorByRail: {},
@@ -235,7 +347,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         });
         const key = sent.checkoutRequestId;
         payments.set(key, { rail: 'MOBILE_MONEY', state: 'initiated', disposition: null, micro: 0n });
-        promptChecks.set(key, { phone: phoneNumber, checks: 0, dueAtMs: Date.now() + promptCheckDelaysMs[0]! });
+        promptChecks.set(key, { phone: phoneNumber, checks: 0, errors: 0, dueAtMs: Date.now() + promptCheckDelaysMs[0]! });
         promptAdded = true;
         await db.recordPayment({
           linkId: input.linkId,
@@ -268,6 +380,8 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     simulatePayment,
     ({ rail }) =>
       withLock(async () => {
+        // The validator refuses live links already; a handler never trusts that it ran.
+        if (input.environment !== 'test') throw rejected('invalid_state', 'Simulated payments exist only in the test environment.');
         requireOpen(rail);
         const isMobile = rail === 'MOBILE_MONEY';
         const id = uuid4().replace(/-/g, '');
@@ -290,32 +404,6 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     },
   );
 
-  /** Asks M-Pesa about prompts whose callback is overdue and acts on the answer. */
-  const checkOverduePrompts = async (): Promise<void> => {
-    for (const [key, check] of promptChecks) {
-      if (payments.get(key)?.state !== 'initiated') {
-        promptChecks.delete(key);
-        continue;
-      }
-      if (Date.now() < check.dueAtMs) continue;
-      const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: key });
-      check.checks += 1;
-      if (answer.status === 'succeeded') {
-        // Without a callback the query carries no receipt: the CheckoutRequestID stands in for it.
-        await onConfirmed(
-          check.callbackReport ?? { rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
-        );
-      } else if (answer.status === 'failed') {
-        await handle({ kind: 'failed', key, reason: answer.reason ?? 'M-Pesa reported the payment failed.' });
-      } else if (check.checks >= promptCheckDelaysMs.length) {
-        await handle({ kind: 'failed', key, reason: 'M-Pesa never reported an outcome for this prompt.' });
-      } else {
-        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
-        continue;
-      }
-      promptChecks.delete(key);
-    }
-  };
   const nextPromptCheckMs = () => Math.min(Infinity, ...[...promptChecks.values()].map((c) => c.dueAtMs));
 
   // The main loop: handle messages one at a time; expire at the deadline; after a terminal state
@@ -339,7 +427,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       const m = inbox.shift()!;
       await withLock(() => handle(m));
     }
-    if (promptChecks.size > 0) await withLock(checkOverduePrompts);
+    if (promptChecks.size > 0) await withLock(checkPrompts);
   }
   await db.stopWatchingLink({ linkId: input.linkId });
   return status;

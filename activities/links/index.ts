@@ -1,15 +1,30 @@
+import { ApplicationFailure, log } from '@temporalio/activity';
 import { sql, type CommonQueryMethods } from 'slonik';
+import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
 import { findLinkById, listLinkPayments } from '../../db/payment-link-repo.js';
 import { invoiceDto } from '../../api/dto/invoice.js';
 import { paymentLinkDetailDto } from '../../api/dto/payment-link.js';
 import { findInvoiceView } from '../../db/invoice-repo.js';
+import { depositEvidenceProblem, parseDepositKey } from '../../domain/deposit-evidence.js';
+import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../workflows/payment-link-contract.js';
 import type { ActivityDeps } from '../index.js';
 
 export type PaymentState = 'initiated' | 'seen' | 'confirmed' | 'failed' | 'dropped';
 export type Disposition = 'payment' | 'late' | 'duplicate' | 'after_cancel' | 'underpaid' | 'overpaid';
+
+export interface VerifiedDeposit {
+  state: 'seen' | 'confirmed' | 'dropped';
+  report: PaymentReport;
+}
+
+/** A simulated payment exists only in the test environment: refused here as well as by the API and the schema. */
+async function refuseSimulatedOnLive(db: CommonQueryMethods, linkId: string, report: PaymentReport): Promise<void> {
+  if (!report.simulated) return;
+  if ((await findLinkById(db, linkId))?.environment !== 'test') throw ApplicationFailure.nonRetryable('Simulated payments exist only in the test environment.', 'SimulatedOnLive');
+}
 
 async function upsertPayment(
   db: CommonQueryMethods,
@@ -59,6 +74,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
       receivedMicro?: string;
     }): Promise<void> {
       await pool.transaction(async (tx) => {
+        await refuseSimulatedOnLive(tx, input.linkId, input.report);
         await upsertPayment(tx, input.linkId, input);
         if (input.receivedMicro !== undefined) {
           await tx.query(sql.unsafe`UPDATE payment_links SET amount_received_minor = ${input.receivedMicro}, updated_at = now() WHERE id = ${input.linkId}`);
@@ -80,6 +96,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
       confirmedAt: string;
     }): Promise<{ eventId: string }> {
       return pool.transaction(async (tx) => {
+        await refuseSimulatedOnLive(tx, input.linkId, input.report);
         await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition });
         const r = input.report;
         await tx.query(sql.unsafe`
@@ -103,6 +120,42 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
         });
         return { eventId: event.id };
       });
+    },
+
+    /**
+     * The evidence behind a chain signal: the deposit the watcher recorded for this link, checked
+     * against the rail, the link's address and the rail's units. Its state (seen, confirmed at
+     * depth, dropped by a reorganisation) and amount are the recorded ones, whatever the signal
+     * said. Null when nothing recorded backs the signal.
+     */
+    async verifyDeposit(input: { linkId: string; rail: RailId; key: string }): Promise<VerifiedDeposit | null> {
+      const at = parseDepositKey(input.key);
+      if (!at || !isRailId(input.rail) || input.rail === 'MOBILE_MONEY') return null;
+      const rail: UsdtRail = input.rail;
+      const row = await findLinkDeposit(pool, input.linkId, rail, at.txHash, at.logIndex);
+      if (!row) return null;
+      const problem = depositEvidenceProblem(rail, {
+        toAddress: row.to_address,
+        decimals: row.decimals,
+        linkAddresses: { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address },
+      });
+      if (problem) {
+        log.warn('recorded deposit does not fit the link; not counted', { linkId: input.linkId, rail, key: input.key, problem });
+        return null;
+      }
+      return {
+        state: row.state,
+        report: {
+          rail,
+          key: input.key,
+          externalId: row.tx_hash,
+          payer: row.from_address,
+          amountMinor: row.amount_minor,
+          decimals: row.decimals,
+          blockNumber: Number(row.block_number),
+          at: new Date(row.updated_at).toISOString(),
+        },
+      };
     },
 
     /** The watch window is over: chain watchers stop matching this link's addresses. */

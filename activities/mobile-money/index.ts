@@ -2,9 +2,11 @@ import type { DatabasePool } from 'slonik';
 import type { Config } from '../../runtime/config.js';
 import { queryStkPush, type StkQueryResult } from './query-stk-push.js';
 import { sendStkPush, type SendStkPushInput, type SendStkPushResult } from './send-stk-push.js';
+import { settleStkPrompt, type PromptSettlement } from './settle-prompt.js';
 
 export type { SendStkPushInput, SendStkPushResult } from './send-stk-push.js';
 export type { StkQueryResult } from './query-stk-push.js';
+export type { PromptSettlement } from './settle-prompt.js';
 
 /**
  * The M-Pesa activities the payment-link workflow runs. Both call Daraja, so the workflow should
@@ -16,7 +18,14 @@ export function createMobileMoneyActivities(deps: { pool: DatabasePool; config: 
     sendStkPush(input: SendStkPushInput): Promise<SendStkPushResult> {
       return sendStkPush(deps, input);
     },
-    /** Asks Daraja how a prompt ended: confirms a callback, or settles one that never came. */
+    /**
+     * Settles a prompt from evidence (STK query + stored callbacks): what the workflow acts on.
+     * Throws when Daraja cannot be asked; the workflow asks again later.
+     */
+    settleStkPrompt(input: { linkId: string; checkoutRequestId: string }): Promise<PromptSettlement> {
+      return settleStkPrompt(deps, input);
+    },
+    /** Asks Daraja how a prompt ended. Kept for workflow histories recorded before settleStkPrompt. */
     queryStkPush(input: { linkId: string; checkoutRequestId: string }): Promise<StkQueryResult> {
       return queryStkPush(deps, input);
     },

@@ -1,12 +1,11 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { AppError } from '../../domain/errors.js';
 import { interpretCallback, type StkCallback } from '../../domain/mpesa/callback.js';
-import { isSuccessCode, resultReason } from '../../domain/mpesa/result-codes.js';
-import { findStkRequestByToken, markStkSent, recordCallback, type CallbackRow, type StkRequestRow } from '../../db/mobile-money-repo.js';
-import { paymentConfirmed, paymentFailed, paymentLinkWorkflowId, type PaymentReport } from '../../workflows/payment-link-contract.js';
+import { findStkRequestByToken, markStkSent, recordCallback, type StkRequestRow } from '../../db/mobile-money-repo.js';
+import { mobileMoneyCallback, paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 
 export interface CallbackDeps {
   pool: DatabasePool;
@@ -18,11 +17,14 @@ export interface CallbackDeps {
 export const callbackAcknowledgement = { ResultCode: 0, ResultDesc: 'Accepted' } as const;
 
 /**
- * Handles one Daraja callback. Callbacks are unsigned, so one is only a hint: it must come
- * through the unguessable per-prompt token, name the CheckoutRequestID (and MerchantRequestID)
- * that prompt got, and the workflow still confirms it with an STK query before CONFIRMED. The
- * first callback is stored; a duplicate changes nothing but re-sends the stored result's signal
- * (signals are idempotent by CheckoutRequestID), which covers a crash between storing and signalling.
+ * Handles one Daraja callback. Callbacks are unsigned, so every one, success or failure, is only
+ * a hint: it must come through the unguessable per-prompt token and name the CheckoutRequestID
+ * (and MerchantRequestID) that prompt got; then it is stored and the workflow is told to settle
+ * the prompt with an STK query. Nothing in the callback moves money: the amount that counts is
+ * the prompt's own (an STK push cannot be paid at another amount), so a success claiming another
+ * amount is stored as suspicious. Every distinct callback is kept, so a forged one that arrives
+ * first cannot hide the genuine one; a repeat re-sends the hint, which covers a crash between
+ * storing and signalling.
  */
 export async function receiveStkCallback(deps: CallbackDeps, token: string, body: StkCallback): Promise<typeof callbackAcknowledgement> {
   const cb = interpretCallback(body);
@@ -32,27 +34,34 @@ export async function receiveStkCallback(deps: CallbackDeps, token: string, body
     throw new AppError('not_found', 'No such callback.');
   }
   const bound = await bindCheckoutRequest(deps, request, cb.checkoutRequestId, cb.merchantRequestId);
-  const stored = await recordCallback(deps.pool, {
+  const success = cb.outcome.kind === 'success' ? cb.outcome : null;
+  const suspicious = success && success.amountKes !== String(bound.amount_kes)
+    ? `claims Amount ${success.amountKes}; the prompt asked for ${bound.amount_kes}`
+    : null;
+  const { stored } = await recordCallback(deps.pool, {
     checkout_request_id: cb.checkoutRequestId,
     merchant_request_id: cb.merchantRequestId,
     result_code: cb.resultCode,
     result_desc: cb.resultDesc.slice(0, 500),
-    receipt: cb.outcome.kind === 'success' ? cb.outcome.receipt : null,
-    amount_kes: cb.outcome.kind === 'success' ? cb.outcome.amountKes : null,
-    phone_number: cb.outcome.kind === 'success' ? cb.outcome.phone : null,
-    transaction_at: cb.outcome.kind === 'success' ? cb.outcome.transactionAt : null,
+    receipt: success?.receipt ?? null,
+    amount_kes: success?.amountKes ?? null,
+    phone_number: success?.phone ?? null,
+    transaction_at: success?.transactionAt ?? null,
+    suspicious_reason: suspicious,
+    fingerprint: fingerprint(body),
     body,
   });
-  const log = { linkId: bound.link_id, checkoutRequestId: cb.checkoutRequestId, resultCode: stored.row.result_code };
-  if (stored.duplicate) {
-    const differs = stored.row.result_code !== cb.resultCode || (cb.outcome.kind === 'success' && stored.row.receipt !== cb.outcome.receipt);
-    deps.logger?.[differs ? 'warn' : 'info'](log, differs ? 'M-Pesa callback contradicts the one already stored; kept the first' : 'duplicate M-Pesa callback');
-  }
-  if (cb.outcome.kind === 'success' && cb.outcome.phone && cb.outcome.phone !== bound.phone_number) {
-    deps.logger?.warn(log, 'M-Pesa callback paid from another phone than the one prompted');
-  }
-  await signalWorkflow(deps, bound, stored.row);
+  const log = { linkId: bound.link_id, checkoutRequestId: cb.checkoutRequestId, resultCode: cb.resultCode };
+  if (suspicious) deps.logger?.warn({ ...log, suspicious }, 'M-Pesa callback contradicts its prompt; stored as suspicious');
+  else if (!stored) deps.logger?.info(log, 'M-Pesa callback already stored (or the prompt holds too many)');
+  if (success?.phone && success.phone !== bound.phone_number) deps.logger?.warn(log, 'M-Pesa callback names another phone than the one prompted');
+  await signalWorkflow(deps, bound, cb.checkoutRequestId);
   return callbackAcknowledgement;
+}
+
+/** Daraja retries send the same body; anything else about a prompt is a distinct callback. */
+function fingerprint(body: StkCallback): string {
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
 }
 
 /** The token's prompt must be the one the callback names. A prompt whose answer we never got is bound now. */
@@ -70,17 +79,11 @@ async function bindCheckoutRequest(deps: CallbackDeps, request: StkRequestRow, c
   return request;
 }
 
-async function signalWorkflow(deps: CallbackDeps, request: StkRequestRow, cb: CallbackRow): Promise<void> {
+/** Tells the link's workflow that a prompt has news; the hint carries the prompt's id and nothing else. */
+async function signalWorkflow(deps: CallbackDeps, request: StkRequestRow, checkoutRequestId: string): Promise<void> {
   const handle = deps.temporal.workflow.getHandle(paymentLinkWorkflowId(request.link_id));
-  const report = paymentReport(request, cb);
   try {
-    if (report) await handle.signal(paymentConfirmed, report);
-    else if (!isSuccessCode(cb.result_code)) {
-      await handle.signal(paymentFailed, { rail: 'MOBILE_MONEY', key: cb.checkout_request_id, reason: resultReason(cb.result_code, cb.result_desc).reason });
-    } else {
-      // ResultCode 0 without a receipt or amount proves nothing; the workflow's query settles it.
-      deps.logger?.warn({ linkId: request.link_id, checkoutRequestId: cb.checkout_request_id }, 'M-Pesa success callback without receipt or amount; left to the status query');
-    }
+    await handle.signal(mobileMoneyCallback, { key: checkoutRequestId });
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
       deps.logger?.warn({ linkId: request.link_id }, 'M-Pesa callback for a link whose workflow is gone; recorded only');
@@ -89,19 +92,6 @@ async function signalWorkflow(deps: CallbackDeps, request: StkRequestRow, cb: Ca
     // Daraja retries a callback that is not acknowledged; the stored one will be signalled then.
     throw new AppError('upstream_unavailable', 'The callback could not be handed to the payment workflow; retry later.');
   }
-}
-
-export function paymentReport(request: StkRequestRow, cb: CallbackRow): PaymentReport | null {
-  if (!isSuccessCode(cb.result_code) || !cb.receipt || !cb.amount_kes) return null;
-  return {
-    rail: 'MOBILE_MONEY',
-    key: cb.checkout_request_id,
-    externalId: cb.receipt,
-    payer: cb.phone_number ?? request.phone_number,
-    amountMinor: cb.amount_kes,
-    decimals: 0,
-    at: cb.transaction_at ?? cb.received_at,
-  };
 }
 
 function sameText(a: string, b: string): boolean {

@@ -30,10 +30,13 @@ export interface SendStkPushInput {
   attempt: string;
 }
 
+/**
+ * What the workflow gets back, and so what Temporal's history records: the prompt's ids, never
+ * the callback token (anyone with the Temporal UI reads histories; the token stays in the database).
+ */
 export interface SendStkPushResult {
   checkoutRequestId: string;
   merchantRequestId: string;
-  callbackToken: string;
 }
 
 export const stkPushPath = '/mpesa/stkpush/v1/processrequest';
@@ -89,7 +92,7 @@ export async function sendStkPush(deps: Deps, input: SendStkPushInput): Promise<
   const accepted = acceptedIds(answer);
   if (accepted) {
     await markStkSent(deps.pool, input.linkId, input.attempt, accepted);
-    return { ...accepted, callbackToken: token };
+    return accepted;
   }
   if (answer.status === 200) throw await unknownOutcome(deps.pool, input, 'Daraja answered 200 without a CheckoutRequestID.');
   throw await failOnAnswer(deps.pool, input, classifyDarajaError(answer.status, answer.json ?? answer.text));
@@ -115,7 +118,7 @@ function acceptedIds(answer: JsonAnswer): { checkoutRequestId: string; merchantR
 
 async function replay(pool: DatabasePool, row: StkRequestRow): Promise<SendStkPushResult> {
   if (row.state === 'sent') {
-    return { checkoutRequestId: row.checkout_request_id!, merchantRequestId: row.merchant_request_id ?? '', callbackToken: row.callback_token };
+    return { checkoutRequestId: row.checkout_request_id!, merchantRequestId: row.merchant_request_id ?? '' };
   }
   if (row.state === 'rejected' || row.state === 'unknown') {
     throw ApplicationFailure.nonRetryable(row.failure_message ?? 'M-Pesa refused the prompt.', row.failure_type ?? T.rejected);

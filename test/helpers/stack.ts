@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { buildApp } from '../../api/app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
@@ -34,7 +35,7 @@ export interface Stack {
  */
 let runtimeInstalled = false;
 
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<Stack> {
   const temporalAddress = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
   if (!temporalAddress) throw new Error('the jest global setup did not start Temporal');
   if (!runtimeInstalled) {
@@ -63,7 +64,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   let workers = await newWorkers();
   let running = workers.run();
   const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
-  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates });
+  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger });
   // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.
   await app.listen({ host: '127.0.0.1', port: env.PORT ? config.port : 0 });
   const address = app.server.address();

@@ -14,6 +14,7 @@ import {
   paymentLinkWorkflowId,
   type PaymentReport,
 } from '../../workflows/payment-link-contract.js';
+import { recordDeposit, txHashOf } from '../helpers/deposits.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -53,15 +54,19 @@ const statusIs = (id: string, status: string) => async () => {
   return link.status === status ? link : undefined;
 };
 
-const bscPayment = (key: string, usdt: bigint, from = '0x00000000000000000000000000000000000000aa'): PaymentReport => ({
-  rail: 'USDT_BSC',
-  key,
-  externalId: `0x${key.padStart(64, '0')}`,
-  payer: from,
-  amountMinor: String(usdt * 10n ** 12n), // micro-USDT → 18 decimals
-  decimals: 18,
-  blockNumber: 100,
-});
+/**
+ * A BSC deposit to the link as the chain watcher records it (the evidence the workflow reads),
+ * and the report it signals. `usdt` is in micro-USDT; BSC USDT has 18 decimals.
+ */
+const bscPayment = (
+  link: { id: string; bscAddress: string },
+  tag: string,
+  usdt: bigint,
+  state: 'seen' | 'confirmed' | 'dropped' = 'confirmed',
+  from = '0x00000000000000000000000000000000000000aa',
+  s: CreatedStore = store,
+): Promise<PaymentReport> =>
+  recordDeposit(stack, { linkId: link.id, storeId: s.clientId, rail: 'USDT_BSC', to: link.bscAddress, tag: `${link.id}:${tag}`, amountMinor: usdt * 10n ** 12n, decimals: 18, state, from });
 
 describe('simulated payments (test keys)', () => {
   it('confirms a link through the workflow and writes the event to the outbox once', async () => {
@@ -104,40 +109,40 @@ describe('simulated payments (test keys)', () => {
 describe('on-chain payment rules', () => {
   it('goes PROCESSING when seen, back to PENDING on a reorg, CONFIRMED at depth', async () => {
     const link = await createLink({ usdtAmount: '2', enabledRails: ['USDT_BSC'] });
-    await handle(link.id).signal(paymentSeen, bscPayment('a1', 2_000_000n));
+    await handle(link.id).signal(paymentSeen, await bscPayment(link, 'a1', 2_000_000n, 'seen'));
     await eventually(statusIs(link.id, 'PROCESSING'), 'PROCESSING');
-    await handle(link.id).signal(paymentDropped, { rail: 'USDT_BSC', key: 'a1' });
+    await handle(link.id).signal(paymentDropped, { rail: 'USDT_BSC', key: (await bscPayment(link, 'a1', 2_000_000n, 'dropped')).key });
     const pending = await eventually(statusIs(link.id, 'PENDING'), 'PENDING after reorg');
     expect(pending.payments[0]).toMatchObject({ state: 'dropped' });
-    await handle(link.id).signal(paymentSeen, bscPayment('a2', 2_000_000n));
-    await handle(link.id).signal(paymentConfirmed, bscPayment('a2', 2_000_000n, '0x00000000000000000000000000000000000000bb'));
+    await handle(link.id).signal(paymentSeen, await bscPayment(link, 'a2', 2_000_000n, 'seen', '0x00000000000000000000000000000000000000bb'));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'a2', 2_000_000n, 'confirmed', '0x00000000000000000000000000000000000000bb'));
     const confirmed = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED');
-    expect(confirmed).toMatchObject({ confirmedRail: 'USDT_BSC', externalId: `0x${'a2'.padStart(64, '0')}`, payer: '0x00000000000000000000000000000000000000bb' });
-    await maybeRecordHistory(handle(link.id), 'payment-link-reorg-then-confirmed');
+    expect(confirmed).toMatchObject({ confirmedRail: 'USDT_BSC', externalId: txHashOf(`${link.id}:a2`), payer: '0x00000000000000000000000000000000000000bb' });
+    await maybeRecordHistory(handle(link.id), 'payment-link-verified-reorg-then-confirmed');
   });
 
   it('adds up underpayments and records an overpayment and a double payment', async () => {
     const link = await createLink({ usdtAmount: '10', enabledRails: ['USDT_BSC'] });
-    await handle(link.id).signal(paymentConfirmed, bscPayment('u1', 4_000_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'u1', 4_000_000n));
     const partial = await eventually(async () => {
       const l = await getLink(link.id);
       return l.amountReceived === '4' ? l : undefined;
     }, 'partial amount');
     expect(partial.status).toBe('PENDING');
     expect(partial.payments[0]).toMatchObject({ disposition: 'underpaid', amount: '4' });
-    await handle(link.id).signal(paymentConfirmed, bscPayment('u2', 6_500_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'u2', 6_500_000n));
     const done = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED');
     expect(done.amountReceived).toBe('10.5');
     expect(done.payments.map((p: { disposition: string }) => p.disposition)).toEqual(['underpaid', 'overpaid']);
-    await handle(link.id).signal(paymentConfirmed, bscPayment('u3', 10_000_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'u3', 10_000_000n));
     await eventually(async () => ((await getLink(link.id)).payments.length === 3 ? true : undefined), 'double payment recorded');
     const after = await getLink(link.id);
     expect(after.status).toBe('CONFIRMED');
     expect(after.payments[2]).toMatchObject({ disposition: 'duplicate', amount: '10' });
     // The same transfer reported twice counts once.
-    await handle(link.id).signal(paymentConfirmed, bscPayment('u3', 10_000_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'u3', 10_000_000n));
     const state = await handle(link.id).query(linkState);
-    expect(state.payments.filter((p) => p.key === 'u3')).toHaveLength(1);
+    expect(state.payments.filter((p) => p.key === `${txHashOf(`${link.id}:u3`)}:0`)).toHaveLength(1);
   });
 
   it('accepts a shortfall within the store tolerance', async () => {
@@ -145,7 +150,7 @@ describe('on-chain payment rules', () => {
     await connectAllRails(stack, s.clientId, 'test');
     await updateStorePolicy(stack.pool, s.clientId, 'test', { underpaymentToleranceBps: 100 });
     const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '10', enabledRails: ['USDT_BSC'] } });
-    await handle(res.body.id).signal(paymentConfirmed, bscPayment('t1', 9_900_000n));
+    await handle(res.body.id).signal(paymentConfirmed, await bscPayment(res.body, 't1', 9_900_000n, 'confirmed', undefined, s));
     const l = await eventually(async () => {
       const got = (await stack.request({ method: 'GET', url: `/v1/payment-links/${res.body.id}`, key: s.keys.test.secretKey })).body;
       return got.status === 'CONFIRMED' ? got : undefined;
@@ -161,7 +166,7 @@ describe('expiry', () => {
     await eventually(statusIs(link.id, 'EXPIRED'), 'EXPIRED');
     const cancel = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key });
     expect(cancel.status).toBe(409);
-    await handle(link.id).signal(paymentConfirmed, bscPayment('late1', 1_000_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment({ id: link.id, bscAddress: link.bscAddress! }, 'late1', 1_000_000n));
     const late = await eventually(statusIs(link.id, 'CONFIRMED'), 'late CONFIRMED');
     expect(late.payments[0]).toMatchObject({ disposition: 'late' });
     await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1440 });
@@ -182,7 +187,7 @@ describe('expiry', () => {
   it('records a payment to a cancelled link without confirming it', async () => {
     const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
     await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key });
-    await handle(link.id).signal(paymentConfirmed, bscPayment('c1', 1_000_000n));
+    await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'c1', 1_000_000n));
     const l = await eventually(async () => {
       const got = await getLink(link.id);
       return got.payments.length === 1 ? got : undefined;
@@ -210,7 +215,7 @@ describe('races and restarts', () => {
     for (let i = 0; i < 5; i++) {
       const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
       const [, cancel] = await Promise.all([
-        handle(link.id).signal(paymentConfirmed, bscPayment(`race${i}`, 1_000_000n)),
+        bscPayment(link, `race${i}`, 1_000_000n).then((r) => handle(link.id).signal(paymentConfirmed, r)),
         stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key }),
       ]);
       const final = await eventually(async () => {
@@ -231,8 +236,8 @@ describe('races and restarts', () => {
   it('loses nothing when the workers stop mid-workflow and signals arrive meanwhile', async () => {
     const link = await createLink({ usdtAmount: '2', enabledRails: ['USDT_BSC'] });
     await stack.restartWorkers(async () => {
-      await handle(link.id).signal(paymentSeen, bscPayment('down1', 2_000_000n));
-      await handle(link.id).signal(paymentConfirmed, bscPayment('down1', 2_000_000n));
+      await handle(link.id).signal(paymentSeen, await bscPayment(link, 'down1', 2_000_000n, 'seen'));
+      await handle(link.id).signal(paymentConfirmed, await bscPayment(link, 'down1', 2_000_000n));
     });
     const done = await eventually(statusIs(link.id, 'CONFIRMED'), 'CONFIRMED after the restart');
     expect(done.payments).toHaveLength(1);

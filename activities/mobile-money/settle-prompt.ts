@@ -1,0 +1,58 @@
+import type { DatabasePool } from 'slonik';
+import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious, type CallbackRow } from '../../db/mobile-money-repo.js';
+import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
+import type { Config } from '../../runtime/config.js';
+import type { PaymentReport } from '../../workflows/payment-link-contract.js';
+import { queryStkPush } from './query-stk-push.js';
+
+export type PromptSettlement =
+  | { status: 'succeeded'; report: PaymentReport }
+  | { status: 'failed'; reason: string }
+  /** Still open on the phone, or not (yet) known to Daraja: ask again later. */
+  | { status: 'pending' | 'unknown_request' }
+  /** No prompt with that CheckoutRequestID was sent for this link: a forged or misrouted hint. */
+  | { status: 'not_ours' };
+
+/**
+ * Settles one prompt from evidence: the STK query (an authenticated pull with the merchant's own
+ * credentials) decides whether it was paid; callbacks only supply the receipt number. The amount
+ * is the prompt's own — an STK push cannot be paid at another amount — so nothing a callback
+ * claims changes what is counted. Callbacks the query contradicts are marked suspicious.
+ * Daraja failures throw (the workflow retries later); the result carries no secret.
+ */
+export async function settleStkPrompt(
+  deps: { pool: DatabasePool; config: Config; now?: () => Date },
+  input: { linkId: string; checkoutRequestId: string },
+): Promise<PromptSettlement> {
+  const request = await findStkRequestByCheckoutId(deps.pool, input.checkoutRequestId);
+  if (!request || request.link_id !== input.linkId) return { status: 'not_ours' };
+  const answer = await queryStkPush(deps, input);
+  const callbacks = await listCallbacks(deps.pool, input.checkoutRequestId);
+  const claimsSuccess = callbacks.filter((c) => isSuccessCode(c.result_code));
+  if (answer.status === 'failed') {
+    await markCallbacksSuspicious(deps.pool, claimsSuccess.map((c) => c.id), `claims success; the STK query says ${answer.resultCode}`);
+    return { status: 'failed', reason: answer.reason ?? 'M-Pesa reported the payment failed.' };
+  }
+  if (answer.status !== 'succeeded') return { status: answer.status };
+  const failures = callbacks.filter((c) => !isSuccessCode(c.result_code));
+  await markCallbacksSuspicious(deps.pool, failures.map((c) => c.id), 'claims failure; the STK query says the prompt was paid');
+  const receipt = receiptSource(claimsSuccess, String(request.amount_kes));
+  return {
+    status: 'succeeded',
+    report: {
+      rail: 'MOBILE_MONEY',
+      key: input.checkoutRequestId,
+      // Without a believable callback the query carries no receipt: the CheckoutRequestID stands in.
+      externalId: receipt?.receipt ?? input.checkoutRequestId,
+      payer: receipt?.phone_number ?? request.phone_number,
+      amountMinor: String(request.amount_kes),
+      decimals: 0,
+      at: receipt?.transaction_at ?? receipt?.received_at ?? (deps.now ?? (() => new Date()))().toISOString(),
+    },
+  };
+}
+
+/** The first success callback that names a receipt and the prompt's amount and was not found suspicious. */
+function receiptSource(callbacks: CallbackRow[], amountKes: string): CallbackRow | undefined {
+  return callbacks.find((c) => c.receipt && c.amount_kes === amountKes && c.suspicious_reason === null);
+}
