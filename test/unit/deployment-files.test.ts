@@ -31,6 +31,17 @@ describe('docker-compose.yml', () => {
     expect(compose.volumes).toHaveProperty('pgdata');
   });
 
+  it('keeps the Temporal UI read-only and on the loopback interface; the Temporal frontend unpublished', () => {
+    const ui = compose.services['temporal-ui'];
+    expect(ui.environment.TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('true');
+    expect(ui.environment.TEMPORAL_BATCH_ACTIONS_DISABLED).toBe('true');
+    expect(ui.ports).toEqual(['127.0.0.1:8233:8080']);
+    expect(compose.services.temporal.ports).toBeUndefined();
+    for (const s of Object.values(compose.services)) {
+      for (const p of (s.ports ?? []) as string[]) if (s !== compose.services.api) expect(p).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
   it('names only services that exist in depends_on', () => {
     for (const s of Object.values(compose.services)) {
       const deps = Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on ?? {});
