@@ -9,6 +9,7 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { startDarajaEmulator, type DarajaEmulator, type Prompt } from '../../emulators/daraja/server.js';
 import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -79,6 +80,7 @@ describe('a forged M-Pesa callback', () => {
     const suspicious = await stack.pool.anyFirst(sql.type(z.object({ suspicious_reason: z.string().nullable() }))`
       SELECT suspicious_reason FROM mpesa_callbacks WHERE checkout_request_id = ${p.checkoutRequestId} ORDER BY id`);
     expect(suspicious).toEqual(['claims failure; the STK query says the prompt was paid', null]);
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(p.linkId)), 'payment-link-mpesa-forged-failure-then-paid');
   });
 
   it('claiming success at another amount is stored as suspicious; the link counts the prompt’s amount', async () => {
