@@ -4,18 +4,23 @@ import type { Environment } from '../domain/environment.js';
 
 /**
  * The store's registered wallets (`store_wallets`: TRON/EVM account xpubs, the Solana wallet
- * address) and the receive-branch high-water mark of the derive endpoint. Reading the keys is
- * `findWalletKeys` in store-repo, shared with payment-link creation.
+ * address) and the receive-branch high-water mark of the derive endpoint (the addresses it handed
+ * out are in derived-address-repo). Reading the keys is `findWalletKeys` in store-repo, shared
+ * with payment-link creation.
  */
 export type WalletSlot = 'tron' | 'evm' | 'solana';
 
-/** Registers or replaces the key of one slot; the same key again is a no-op that keeps `connected_at`. */
+/**
+ * Registers or replaces the key of one slot; the same key again is a no-op that keeps
+ * `connected_at`. A new key stamps `changed_xid` (a new row gets it by default), which is how the
+ * chain watchers learn to watch that key's derived addresses from their next tick on.
+ */
 export async function upsertWallet(db: CommonQueryMethods, storeId: string, env: Environment, slot: WalletSlot, publicKey: string): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO store_wallets (store_id, environment, kind, public_key)
     VALUES (${storeId}, ${env}, ${slot}, ${publicKey})
     ON CONFLICT (store_id, environment, kind) DO UPDATE
-      SET public_key = EXCLUDED.public_key, connected_at = now()
+      SET public_key = EXCLUDED.public_key, connected_at = now(), changed_xid = pg_current_xact_id()
       WHERE store_wallets.public_key <> EXCLUDED.public_key`);
 }
 
@@ -46,7 +51,7 @@ export async function raiseHighestDerivedIndex(db: CommonQueryMethods, storeId: 
       SET highest_index = GREATEST(derived_index_marks.highest_index, EXCLUDED.highest_index), updated_at = now()`);
 }
 
-/** The highest index derive has handed out, or null when it never ran (for the transfer watcher). */
+/** The highest index derive has handed out, or null when it never ran (the watched gap follows it). */
 export async function findHighestDerivedIndex(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number | null> {
   return db.maybeOneFirst(sql.type(z.object({ highest_index: z.number() }))`
     SELECT highest_index FROM derived_index_marks WHERE store_id = ${storeId} AND environment = ${env}`);

@@ -1,42 +1,57 @@
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool } from 'slonik';
 import type { DepositOwner } from '../../db/chain-repo.js';
+import {
+  derivedAddressPage,
+  snapshotXmin,
+  storesWithKeyChangedSince,
+  watchedAddressPage,
+  type DerivedFilter,
+  type DerivedRow,
+  type WatchedRow,
+  type WatchFamily,
+} from '../../db/watch-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 
-export type Family = 'evm' | 'tron' | 'sol_ref';
+export type Family = WatchFamily;
 
-/** How far past the highest index handed out by derive the receive branch is watched. */
-export const derivedGap = 20;
 const fullReloadMs = 5 * 60_000;
+/** Rows per query; the event loop gets a turn between pages, so a large load never holds it. */
+const pageSize = 2_000;
 
 interface Entry extends DepositOwner {
   watchUntilMs: number;
 }
 
-const watchedRow = z.object({
-  address: z.string(),
-  owner_kind: z.enum(['payment_link', 'invoice']),
-  owner_id: z.string(),
-  store_id: z.string(),
-  watch_until: z.string(),
-  seq: z.string(),
-});
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const derivedRow = z.object({ store_id: z.string(), public_key: z.string(), highest_index: z.number() });
+async function eachPage<R>(load: (after: R | null) => Promise<readonly R[]>, use: (row: R) => void): Promise<void> {
+  let after: R | null = null;
+  for (;;) {
+    const rows = await load(after);
+    for (const r of rows) use(r);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1]!;
+    await nextTurn();
+  }
+}
 
 /**
  * The addresses one watcher matches transfers against, in memory: a Map lookup per log, so a
- * scan costs the same with ten addresses or millions. It loads new rows incrementally by their
- * sequence number and reloads fully every few minutes to forget closed ones. Receive-branch
- * addresses (POST /v1/wallets/derive) are derived here, up to the highest index + 20, and
- * re-derived only when a store's highest index moves.
+ * scan costs the same with ten addresses or millions. It holds link and invoice addresses and the
+ * receive-branch addresses derive handed out (read from their rows: this set never derives).
+ *
+ * Each refresh loads only what was written since the previous one, found by transaction id, not
+ * by a sequence number: a row that the previous load could not see, because its transaction had
+ * not committed yet, belongs to a transaction at or above that load's snapshot xmin, so asking
+ * for created_xid >= that xmin finds it whatever the commit order (re-reading known rows is
+ * harmless). Every few minutes a full reload forgets closed links, pruned gap indexes and keys no
+ * longer registered. Refreshes run one at a time (the EVM rails share one set).
  */
 export class WatchSet {
   private entries = new Map<string, Entry>();
-  private lastSeq = 0n;
+  private sinceXid: string | null = null;
   private loadedAtMs = 0;
-  private derived = new Map<string, { key: string; addresses: string[] }>();
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly family: Family,
@@ -51,47 +66,60 @@ export class WatchSet {
     return family === 'evm' ? address.toLowerCase() : address;
   }
 
-  async refresh(pool: DatabasePool, nowMs: number): Promise<void> {
-    if (nowMs - this.loadedAtMs > fullReloadMs) {
-      this.entries = new Map();
-      this.derived = new Map();
-      this.lastSeq = 0n;
-      this.loadedAtMs = nowMs;
-    }
-    const rows = await pool.any(sql.type(watchedRow)`
-      SELECT address, owner_kind, owner_id, store_id, watch_until, seq::text FROM watched_addresses
-      WHERE family = ${this.family} AND environment = ${this.environment} AND seq > ${String(this.lastSeq)}
-      ORDER BY seq`);
-    for (const r of rows) {
-      this.entries.set(WatchSet.normalize(this.family, r.address), {
-        kind: r.owner_kind,
-        id: r.owner_id,
-        storeId: r.store_id,
-        watchUntilMs: Date.parse(r.watch_until),
-      });
-      this.lastSeq = BigInt(r.seq);
-    }
-    if (this.family !== 'sol_ref') await this.refreshDerived(pool);
+  /** Brings the set up to date with every row committed before the call. */
+  refresh(pool: DatabasePool, nowMs: number): Promise<void> {
+    const run = this.queue.then(() => this.load(pool, nowMs));
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
-  private async refreshDerived(pool: DatabasePool): Promise<void> {
-    const kind = this.family as 'evm' | 'tron';
-    const rows = await pool.any(sql.type(derivedRow)`
-      SELECT w.store_id, w.public_key, m.highest_index FROM store_wallets w
-      JOIN derived_index_marks m ON m.store_id = w.store_id AND m.environment = w.environment
-      WHERE w.environment = ${this.environment} AND w.kind = ${kind}`);
-    for (const r of rows) {
-      const key = `${r.public_key}:${r.highest_index}`;
-      if (this.derived.get(r.store_id)?.key === key) continue;
-      for (const old of this.derived.get(r.store_id)?.addresses ?? []) this.entries.delete(old);
-      const addresses: string[] = [];
-      for (let i = 0; i <= r.highest_index + derivedGap; i++) {
-        const address = WatchSet.normalize(this.family, deriveAddress(r.public_key, kind, receiveBranch, i));
-        this.entries.set(address, { kind: 'derived', id: `${r.store_id}:${i}`, storeId: r.store_id, derivedIndex: i, watchUntilMs: Infinity });
-        addresses.push(address);
-      }
-      this.derived.set(r.store_id, { key, addresses });
-    }
+  private async load(pool: DatabasePool, nowMs: number): Promise<void> {
+    const full = this.sinceXid === null || nowMs - this.loadedAtMs > fullReloadMs;
+    const since = full ? null : this.sinceXid;
+    // Taken before any page is read: a row some page below misses was written at or above it.
+    const xmin = await snapshotXmin(pool);
+    // A full load fills a new map and swaps it in whole, so a tick matching meanwhile never sees half a set.
+    const into = full ? new Map<string, Entry>() : this.entries;
+    await this.loadWatched(pool, into, since);
+    if (this.family !== 'sol_ref') await this.loadDerived(pool, into, this.family, since);
+    this.entries = into;
+    this.sinceXid = xmin;
+    if (full) this.loadedAtMs = nowMs;
+  }
+
+  private loadWatched(pool: DatabasePool, into: Map<string, Entry>, sinceXid: string | null): Promise<void> {
+    const { family, environment: env } = this;
+    return eachPage<WatchedRow>(
+      (after) => watchedAddressPage(pool, { family, env, sinceXid, after: after?.address ?? null, limit: pageSize }),
+      (r) =>
+        into.set(WatchSet.normalize(family, r.address), {
+          kind: r.owner_kind,
+          id: r.owner_id,
+          storeId: r.store_id,
+          watchUntilMs: Date.parse(r.watch_until),
+        }),
+    );
+  }
+
+  private async loadDerived(pool: DatabasePool, into: Map<string, Entry>, family: 'tron' | 'evm', sinceXid: string | null): Promise<void> {
+    const env = this.environment;
+    const loadPages = (filter: DerivedFilter) =>
+      eachPage<DerivedRow>(
+        (after) => derivedAddressPage(pool, { family, env, filter, after: after && { storeId: after.store_id, index: after.derived_index }, limit: pageSize }),
+        (r) =>
+          into.set(WatchSet.normalize(family, r.address), {
+            kind: 'derived',
+            id: `${r.store_id}:${r.derived_index}`,
+            storeId: r.store_id,
+            derivedIndex: r.derived_index,
+            watchUntilMs: Infinity,
+          }),
+      );
+    if (sinceXid === null) return loadPages({ all: true });
+    await loadPages({ sinceXid });
+    // A key registered (again) since the last load brings all of its rows, whenever they were written.
+    const stores = await storesWithKeyChangedSince(pool, family, env, sinceXid);
+    if (stores.length) await loadPages({ storeIds: stores });
   }
 
   /** The owner of an address, if it is watched and its window is still open. */

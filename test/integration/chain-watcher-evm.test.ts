@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { getAddress, type Address } from 'viem';
 import { z } from 'zod';
-import { raiseHighestDerivedIndex } from '../../db/wallet-repo.js';
+import { recordHandedOut } from '../../api/services/derived-addresses.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { deriveAddress } from '../../domain/hd/derive.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
@@ -127,7 +127,8 @@ describe('BSC watcher (depth 3)', () => {
   });
 
   it('emits transfer.confirmed once for a deposit to a derived receive address', async () => {
-    await raiseHighestDerivedIndex(stack.pool, store.clientId, 'test', 4);
+    // What POST /v1/wallets/derive {"index": 4} records for the EVM key (the route would also start a TRON watcher).
+    await recordHandedOut(stack.pool, store.clientId, 'test', 4, [{ family: 'evm', publicKey: xpubs.evm, address: deriveAddress(xpubs.evm, 'evm', 0, 4) }]);
     // A link on BSC keeps the BSC watcher running for this environment.
     await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
     const address = deriveAddress(xpubs.evm, 'evm', 0, 7); // within highest index 4 + gap 20

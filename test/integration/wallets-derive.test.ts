@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { findHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
@@ -53,6 +55,17 @@ describe('POST /v1/wallets/derive', () => {
       expect(first.body).toEqual({ index, tron, bsc });
       expect((await derive({ index })).body).toEqual(first.body);
     }
+  });
+
+  it('stores which indexes were handed out, and the 20 after the highest only while they are after it', async () => {
+    const rows = await stack.pool.any(sql.type(z.object({ family: z.string(), handed_out: z.boolean(), indexes: z.array(z.number()) }))`
+      SELECT family, handed_out, array_agg(derived_index ORDER BY derived_index) AS indexes FROM derived_addresses
+      WHERE store_id = ${store.clientId} AND environment = 'test' GROUP BY family, handed_out ORDER BY family, handed_out`);
+    // Indexes 1, 0, 1, 20, 2147483647 were derived; nothing follows the last one, so no gap is left.
+    expect(rows).toEqual([
+      { family: 'evm', handed_out: true, indexes: [0, 1, 20, 2147483647] },
+      { family: 'tron', handed_out: true, indexes: [0, 1, 20, 2147483647] },
+    ]);
   });
 
   it('raises the highest derived index per environment and never lowers it', async () => {

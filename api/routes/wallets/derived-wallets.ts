@@ -2,7 +2,6 @@ import type { DatabasePool } from 'slonik';
 import { readErc20Balance } from '../../../activities/chains/evm/client.js';
 import { readTrc20Balance } from '../../../activities/chains/tron/client.js';
 import { findWalletKeys } from '../../../db/store-repo.js';
-import { raiseHighestDerivedIndex } from '../../../db/wallet-repo.js';
 import { AppError } from '../../../domain/errors.js';
 import { deriveAddress, receiveBranch } from '../../../domain/hd/derive.js';
 import type { WalletKind } from '../../../domain/hd/xpub.js';
@@ -11,11 +10,12 @@ import { railDecimals, type UsdtRail } from '../../../domain/rails.js';
 import type { Config } from '../../../runtime/config.js';
 import { railEndpoint } from '../../../runtime/rail-endpoints.js';
 import type { AuthContext } from '../../plugins/auth.js';
+import { recordHandedOut, type HandedOut } from '../../services/derived-addresses.js';
 
 /**
  * Derived wallets: the receive-branch addresses `<xpub>/0/<index>` a merchant hands out to its
- * own users, and their USDT balances read live from the chain. Nothing about an index is stored
- * except the highest one ever derived (the transfer watcher's scan limit).
+ * own users, and their USDT balances read live from the chain. Which indexes were handed out is
+ * stored (with the gap after the highest: what the transfer watcher matches), never for whom.
  */
 export const derivedNetworks = ['TRON', 'BSC'] as const;
 export type DerivedNetwork = (typeof derivedNetworks)[number];
@@ -65,7 +65,10 @@ export async function deriveReceiveWallet(pool: DatabasePool, auth: AuthContext,
   };
   const missing = derivedNetworks.filter((n) => result[n === 'TRON' ? 'tron' : 'bsc'] === null);
   if (missing.length) result.missing = missing;
-  await raiseHighestDerivedIndex(pool, auth.storeId, auth.environment, index);
+  const handed: HandedOut[] = [];
+  if (keys.tron && result.tron) handed.push({ family: 'tron', publicKey: keys.tron, address: result.tron });
+  if (keys.evm && result.bsc) handed.push({ family: 'evm', publicKey: keys.evm, address: result.bsc });
+  await recordHandedOut(pool, auth.storeId, auth.environment, index, handed);
   return result;
 }
 
