@@ -231,3 +231,9 @@ export async function markCallbacksSuspicious(db: CommonQueryMethods, ids: strin
     UPDATE mpesa_callbacks SET suspicious_reason = ${reason}
     WHERE id = ANY(${sql.array(ids, 'int8')}) AND suspicious_reason IS NULL`);
 }
+
+/** Prompts recorded for a phone since `since` (any link, any store): the per-phone bound. */
+export async function countRecentPrompts(db: CommonQueryMethods, phoneNumber: string, since: Date): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM mpesa_stk_requests WHERE phone_number = ${phoneNumber} AND created_at >= ${since.toISOString()}`);
+}

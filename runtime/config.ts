@@ -48,6 +48,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1), // shrinks every webhook timer; tests and demos only (docs/webhooks.md)
   WEBHOOK_DNS_SERVERS: z.string().optional(), // comma-separated `ip[:port]` that resolve live webhook hosts; unset → the system's resolv.conf
   MPESA_QUERY_AFTER_SECONDS: z.coerce.number().int().min(1).max(600).default(30), // first STK query for a prompt whose callback has not come
+  LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -78,6 +79,7 @@ export interface Config {
   readonly rateUrl: string | undefined;
   readonly webhooks: { readonly retryScale: number; readonly dnsServers: readonly string[] };
   readonly mpesaQueryAfterSeconds: number;
+  readonly linkHistoryEventLimit: number;
   readonly chainWatchers: boolean;
   readonly chainPollMs: number | undefined;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -129,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateUrl: e.RATE_URL || undefined,
     webhooks: Object.freeze({ retryScale: e.WEBHOOK_RETRY_SCALE, dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean) }),
     mpesaQueryAfterSeconds: e.MPESA_QUERY_AFTER_SECONDS,
+    linkHistoryEventLimit: e.LINK_HISTORY_EVENT_LIMIT,
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,
     logLevel: e.LOG_LEVEL,

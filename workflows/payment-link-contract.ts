@@ -32,6 +32,19 @@ export interface PaymentLinkInput {
   webhookTaskQueue: string;
   /** First STK query of a prompt whose callback has not come; later ones back off from it. */
   promptFirstCheckMs?: number;
+  /** History events after which the run continues as new (default 10,000; tests set it low). */
+  historyEventLimit?: number;
+  /** The state a previous run handed over when it continued as new. */
+  carried?: CarriedLinkState;
+}
+
+/** What a payment-link run carries into the next when it continues as new (money as strings). */
+export interface CarriedLinkState {
+  status: LinkStatus;
+  terminalAtMs: number;
+  prompts: number;
+  payments: [string, { rail: RailId; state: string; disposition: string | null; micro: string }][];
+  promptChecks: [string, { phone: string; checks: number; errors: number; dueAtMs: number }][];
 }
 
 /** One payment as reported by a rail adapter. `key` identifies it: `<txHash>:<logIndex>` or a receipt. */

@@ -1,17 +1,21 @@
 import {
+  allHandlersFinished,
   ApplicationFailure,
   condition,
+  makeContinueAsNewFunc,
   log,
   patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { LinkActivities, Disposition } from '../activities/links/index.js';
 import type { MobileMoneyActivities, PromptSettlement } from '../activities/mobile-money/index.js';
 import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
 import { coversDue, fromMicro, toMicro } from '../domain/money.js';
+import { maxPromptsPerLink } from '../domain/mpesa/prompt-limits.js';
 import { isRailId, railDecimals, type RailId } from '../domain/rails.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../domain/states.js';
@@ -25,6 +29,7 @@ import {
   paymentSeen,
   simulatePayment,
   startMobileMoneyPayment,
+  type CarriedLinkState,
   type PaymentLinkInput,
   type PaymentReport,
 } from './payment-link-contract.js';
@@ -71,7 +76,10 @@ function hintOf(m: Message): { rail: RailId; key: string } | null {
   return { rail, key };
 }
 
-const rejected = (type: 'invalid_state' | 'rail_not_enabled', message: string) =>
+/** Past this many events (or when Temporal suggests it) the workflow continues as new, carrying its state. */
+const defaultHistoryEventLimit = 10_000;
+
+const rejected = (type: 'invalid_state' | 'rail_not_enabled' | 'prompt_limit', message: string) =>
   ApplicationFailure.create({ type, message: `${type}: ${message}`, nonRetryable: true });
 
 /**
@@ -81,14 +89,20 @@ const rejected = (type: 'invalid_state' | 'rail_not_enabled', message: string) =
  * double payments for `lateWatchMinutes`, then stops watching the link's addresses.
  */
 export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> {
-  let status = 'PENDING' as LinkStatus;
-  let terminalAtMs = 0;
+  // A run that continued as new starts from the state the previous run carried over.
+  const carried = input.carried;
+  let status = carried?.status ?? ('PENDING' as LinkStatus);
+  let terminalAtMs = carried?.terminalAtMs ?? 0;
   let busy = false;
-  let prompts = 0;
+  let prompts = carried?.prompts ?? 0;
   const inbox: Message[] = [];
-  const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>();
+  const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>(
+    (carried?.payments ?? []).map(([key, p]) => [key, { ...p, disposition: p.disposition as Disposition | null, micro: BigInt(p.micro) }]),
+  );
   /** Prompts to settle with M-Pesa: `checks` counts answers that said "still open", `errors` failed asks. */
-  const promptChecks = new Map<string, { phone: string; checks: number; errors: number; dueAtMs: number; callbackReport?: PaymentReport }>();
+  const promptChecks = new Map<string, { phone: string; checks: number; errors: number; dueAtMs: number; callbackReport?: PaymentReport }>(
+    carried?.promptChecks ?? [],
+  );
   /** Set when a prompt is added, so the main loop re-arms its timer for the prompt's check. */
   let promptAdded = false;
   const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
@@ -323,6 +337,12 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     payments: [...payments.entries()].map(([key, p]) => ({ key, rail: p.rail, state: p.state, disposition: p.disposition })),
   }));
 
+  const requirePromptAllowed = () => {
+    if (prompts >= maxPromptsPerLink) {
+      throw rejected('prompt_limit', `This payment link has had ${maxPromptsPerLink} M-Pesa prompts, the most one link takes; create a new link to try again.`);
+    }
+  };
+
   const requireOpen = (rail: RailId) => {
     if (!input.enabledRails.includes(rail)) throw rejected('rail_not_enabled', `${rail} is not enabled on this payment link.`);
     if (status !== 'PENDING') throw rejected('invalid_state', `The payment link is ${status}; it must be PENDING.`);
@@ -334,6 +354,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     ({ phoneNumber }) =>
       withLock(async () => {
         requireOpen('MOBILE_MONEY');
+        requirePromptAllowed();
         prompts += 1;
         const sent = await mobileMoney.sendStkPush({
           linkId: input.linkId,
@@ -358,7 +379,12 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         if (status === 'PENDING') await moveTo('prompt_sent');
         return { ok: true as const, checkoutRequestId: key };
       }),
-    { validator: (_request) => requireOpen('MOBILE_MONEY') },
+    {
+      validator: (_request) => {
+        requireOpen('MOBILE_MONEY');
+        requirePromptAllowed();
+      },
+    },
   );
 
   setHandler(
@@ -406,6 +432,27 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
 
   const nextPromptCheckMs = () => Math.min(Infinity, ...[...promptChecks.values()].map((c) => c.dueAtMs));
 
+  /**
+   * Keeps the history bounded: a link that keeps receiving deposits or callbacks (dust payments,
+   * a looping client) continues as new with its state before Temporal's limits are near. Only
+   * between messages, with no handler running, so nothing in flight is lost.
+   */
+  const continueAsNewIfLong = async (): Promise<void> => {
+    const info = workflowInfo();
+    if (info.historyLength < (input.historyEventLimit ?? defaultHistoryEventLimit) && !info.continueAsNewSuggested) return;
+    await condition(allHandlersFinished);
+    if (inbox.length > 0 || busy || promptAdded) return;
+    const state: CarriedLinkState = {
+      status,
+      terminalAtMs,
+      prompts,
+      payments: [...payments.entries()].map(([key, p]) => [key, { ...p, micro: String(p.micro) }]),
+      promptChecks: [...promptChecks.entries()].map(([key, c]) => [key, { phone: c.phone, checks: c.checks, errors: c.errors, dueAtMs: c.dueAtMs }]),
+    };
+    log.info('Continuing as new to keep the history short', { linkId: input.linkId, historyLength: info.historyLength });
+    await makeContinueAsNewFunc<typeof paymentLink>({ typedSearchAttributes: info.typedSearchAttributes })({ ...input, carried: state });
+  };
+
   // The main loop: handle messages one at a time; expire at the deadline; after a terminal state
   // keep recording late payments until the watch window closes.
   for (;;) {
@@ -428,6 +475,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       await withLock(() => handle(m));
     }
     if (promptChecks.size > 0) await withLock(checkPrompts);
+    await continueAsNewIfLong();
   }
   await db.stopWatchingLink({ linkId: input.linkId });
   return status;

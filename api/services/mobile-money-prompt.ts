@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../../domain/errors.js';
+import { countRecentPrompts } from '../../db/mobile-money-repo.js';
+import { maxPromptsPerPhone, phonePromptWindowMinutes } from '../../domain/mpesa/prompt-limits.js';
 import { checkPhoneNumber } from '../../domain/phone.js';
 import { paymentLinkWorkflowId, startMobileMoneyPayment } from '../../workflows/payment-link-contract.js';
 import type { ApiDeps } from '../deps.js';
@@ -18,6 +20,7 @@ export async function sendMobileMoneyPrompt(
 ): Promise<{ ok: true; checkoutRequestId: string }> {
   const phone = checkPhoneNumber(phoneNumber);
   if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
+  await refuseIfPhoneOverLimit(deps, phone.phone);
   try {
     const result = await deps.temporal.workflow
       .getHandle(paymentLinkWorkflowId(linkId))
@@ -32,4 +35,19 @@ export async function sendMobileMoneyPrompt(
     log.error({ err, linkId }, 'M-Pesa prompt update failed');
     throw new AppError('upstream_failed', 'The payment engine could not send the prompt; retry shortly.');
   }
+}
+
+/**
+ * Every prompt rings a customer's phone, and the checkout is public: one phone gets at most
+ * `maxPromptsPerPhone` prompts in `phonePromptWindowMinutes`, from any link of any store.
+ */
+async function refuseIfPhoneOverLimit(deps: ApiDeps, phone: string): Promise<void> {
+  const since = new Date(Date.now() - phonePromptWindowMinutes * 60_000);
+  if ((await countRecentPrompts(deps.pool, phone, since)) < maxPromptsPerPhone) return;
+  throw new AppError(
+    'phone_prompt_limit',
+    `This phone has had ${maxPromptsPerPhone} M-Pesa prompts in the last ${phonePromptWindowMinutes} minutes; wait a few minutes before trying again.`,
+    'phoneNumber',
+    { 'Retry-After': String(phonePromptWindowMinutes * 60) },
+  );
 }

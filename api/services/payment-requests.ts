@@ -116,6 +116,7 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
     underpaymentToleranceBps: policy.underpaymentToleranceBps,
     webhookTaskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'webhooks'),
     promptFirstCheckMs: deps.config.mpesaQueryAfterSeconds * 1000,
+    historyEventLimit: deps.config.linkHistoryEventLimit,
   };
   try {
     await ensureChainWatchers(deps.temporal, deps.config, spec.rails, auth.environment);

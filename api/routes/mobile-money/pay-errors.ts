@@ -16,6 +16,7 @@ export function payErrorFromUpdate(err: unknown): AppError | null {
     const [prefix, ...rest] = validator.message.split(': ');
     const message = rest.join(': ') || validator.message;
     if (prefix === 'invalid_state' || validator.type === 'invalid_state') return new AppError('invalid_state', message);
+    if (prefix === 'prompt_limit' || validator.type === 'prompt_limit') return new AppError('prompt_limit_reached', message);
     if (prefix === 'rail_not_enabled' || validator.type === 'rail_not_enabled') {
       return new AppError('rail_not_available', `${message} Create a link with MOBILE_MONEY in enabledRails to take M-Pesa payments.`);
     }
