@@ -15,6 +15,8 @@ export interface ChainWatcherInput {
   environment: 'test' | 'live';
   cursor: Cursor | null;
   pollMs: number;
+  /** Ticks before continue-as-new (default 500; tests set it low). */
+  ticksPerRun?: number;
 }
 
 /** `chain-watcher/<rail>/<env>`; with TASK_QUEUE_PREFIX set, deployments sharing a namespace get their own. */
@@ -31,7 +33,7 @@ const ticksPerRun = 500;
  */
 export async function chainWatcher(input: ChainWatcherInput): Promise<void> {
   let cursor = input.cursor;
-  for (let i = 0; i < ticksPerRun; i++) {
+  for (let i = 0; i < (input.ticksPerRun ?? ticksPerRun); i++) {
     const tick = await chains.scanChainTick({ rail: input.rail, environment: input.environment, cursor });
     cursor = tick.cursor;
     if (tick.caughtUp) await sleep(input.pollMs);

@@ -16,8 +16,8 @@ const sweepsPerRun = 100;
  * finds the event a minute later and dispatches it. Dispatch is idempotent, so racing the normal
  * path is harmless.
  */
-export async function webhookOutboxSweeper(input: { intervalMs: number }): Promise<void> {
-  for (let i = 0; i < sweepsPerRun; i++) {
+export async function webhookOutboxSweeper(input: { intervalMs: number; sweepsPerRun?: number }): Promise<void> {
+  for (let i = 0; i < (input.sweepsPerRun ?? sweepsPerRun); i++) {
     await sleep(input.intervalMs);
     await sweepOutbox();
   }

@@ -11,10 +11,10 @@ const run = promisify(execFile);
  * replay test guards it against non-deterministic changes. Re-record only on purpose. The CLI
  * writes the history as protobuf JSON, the format `historyFromJSON` reads.
  */
-export async function maybeRecordHistory(handle: WorkflowHandle, name: string): Promise<void> {
+export async function maybeRecordHistory(handle: WorkflowHandle, name: string, runId?: string): Promise<void> {
   if (process.env.RECORD_HISTORIES !== '1') return;
   const { stdout } = await run(process.env.TEMPORAL_CLI_PATH ?? 'temporal', [
-    'workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json',
+    'workflow', 'show', '--workflow-id', handle.workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json',
     '--address', process.env.MALIPO_TEST_TEMPORAL_ADDRESS!,
   ], { maxBuffer: 32 * 1024 * 1024 });
   const file = join(process.cwd(), 'test', 'histories', `${name}.json`);

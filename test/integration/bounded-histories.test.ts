@@ -10,6 +10,7 @@ import { recordDeposit } from '../helpers/deposits.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 
 /**
  * The hosted checkout is public, so what one client can make a link's workflow do is bounded:
@@ -99,6 +100,7 @@ describe('a link that keeps receiving payments', () => {
     expect(later.runId).not.toBe(firstRunId);
     const first = await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(link.id), firstRunId).describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
+    await maybeRecordHistory(handle, 'payment-link-continued-as-new', firstRunId);
     expect(later.typedSearchAttributes.get(searchAttributes.store)).toBe(store.clientId);
 
     // The new run remembers every payment: a repeat counts once, the rest confirms the link.

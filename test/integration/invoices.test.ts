@@ -7,6 +7,8 @@ import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
+import { invoiceWorkflowId } from '../../workflows/payment-link-contract.js';
 
 let anvil: Anvil;
 let usdt: TestToken;
@@ -93,6 +95,7 @@ describe('POST /v1/invoices and GET /v1/invoices/:id', () => {
     }, 'PAID', 30_000);
     expect(paid.confirmations).toBeGreaterThanOrEqual(3);
     expect(paid.txHash).toBe(tx);
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(invoiceWorkflowId(inv.id)), 'invoice-paid');
   });
 
   it('refuses bad input and networks the store has not connected', async () => {

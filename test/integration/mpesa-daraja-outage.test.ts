@@ -6,6 +6,7 @@ import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js'
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 
 /**
  * No activity failure ends a link's workflow: with Daraja unreachable through every check of a
@@ -59,5 +60,6 @@ describe('Daraja unreachable while a prompt is open', () => {
     expect(confirmed).toMatchObject({ confirmedRail: 'MOBILE_MONEY', payer: phone });
     expect(confirmed.payments).toEqual([expect.objectContaining({ state: 'confirmed', amount: '120' })]);
     expect((await handle.describe()).status.name).toBe('RUNNING');
+    await maybeRecordHistory(handle, 'payment-link-mpesa-daraja-outage');
   }, 120_000);
 });

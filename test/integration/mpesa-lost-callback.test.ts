@@ -5,6 +5,8 @@ import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
+import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 
 /**
  * Callbacks get lost. A prompt whose callback never comes is settled by the workflow asking
@@ -80,6 +82,7 @@ describe('a prompt whose callback never comes', () => {
     const link = await settled(linkId, 'CONFIRMED');
     expect(link).toMatchObject({ confirmedRail: 'MOBILE_MONEY', externalId: checkoutRequestId, payer: '254711000001' });
     expect(link.payments[0]).toMatchObject({ state: 'confirmed', amount: '90' });
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(linkId)), 'payment-link-mpesa-lost-callback');
   });
 
   it('goes back to PENDING with the reason when the STK query says it failed', async () => {

@@ -11,6 +11,8 @@ import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { sandboxPaybill } from '../helpers/daraja.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
+import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 
 const merchant = sandboxPaybill('pay-1a2b');
 
@@ -87,6 +89,7 @@ describe('paying a link by M-Pesa, end to end', () => {
       SELECT type FROM events WHERE payload->'data'->>'id' = ${linkId}`);
     expect(event?.type).toBe('payment_link.confirmed');
 
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(linkId)), 'payment-link-mpesa-paid');
     // A confirmed link takes no more prompts.
     const again = await pay(linkId, nextPhone());
     expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
@@ -106,6 +109,7 @@ describe('paying a link by M-Pesa, end to end', () => {
     expect(second.body.checkoutRequestId).not.toBe(first);
     await daraja.complete(second.body.checkoutRequestId);
     await eventually(statusIs(linkId, 'CONFIRMED'), 'the second prompt to confirm');
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(linkId)), 'payment-link-mpesa-cancelled-then-paid');
   });
 
   it('is not fooled or moved by duplicate, forged or malformed callbacks', async () => {

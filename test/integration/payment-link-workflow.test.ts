@@ -87,6 +87,7 @@ describe('simulated payments (test keys)', () => {
     expect(desc.typedSearchAttributes.get(searchAttributes.status)).toBe('CONFIRMED');
     expect(desc.typedSearchAttributes.get(searchAttributes.merchantRef)).toBe('sim-1');
     expect(desc.typedSearchAttributes.get(searchAttributes.rail)).toBe('USDT_BSC');
+    await maybeRecordHistory(handle(link.id), 'payment-link-simulated');
   });
 
   it('pays by mobile money with the KES amount', async () => {
@@ -169,6 +170,7 @@ describe('expiry', () => {
     await handle(link.id).signal(paymentConfirmed, await bscPayment({ id: link.id, bscAddress: link.bscAddress! }, 'late1', 1_000_000n));
     const late = await eventually(statusIs(link.id, 'CONFIRMED'), 'late CONFIRMED');
     expect(late.payments[0]).toMatchObject({ disposition: 'late' });
+    await maybeRecordHistory(handle(link.id), 'payment-link-late-payment');
     await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1440 });
   });
 
@@ -194,6 +196,7 @@ describe('expiry', () => {
     }, 'payment recorded');
     expect(l.status).toBe('CANCELLED');
     expect(l.payments[0]).toMatchObject({ disposition: 'after_cancel', state: 'confirmed' });
+    await maybeRecordHistory(handle(link.id), 'payment-link-cancelled-then-paid');
   });
 });
 
