@@ -23,5 +23,10 @@ if (want('chain')) {
   console.log('chain', JSON.stringify(await benchChainLatency()));
 }
 
+if (want('watch')) {
+  const { benchWatchSet } = await import('./watch-set.js');
+  console.log('watch', JSON.stringify(await benchWatchSet()));
+}
+
 // Native Temporal connections keep the event loop alive; a benchmark ends when it has printed.
 process.exit(0);
