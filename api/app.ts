@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { ApiDeps } from './deps.js';
 import { authenticate } from './plugins/auth.js';
+import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { withIdempotency } from './plugins/idempotency.js';
 import { checkRateLimit } from './plugins/rate-limit.js';
@@ -31,13 +32,15 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
       return typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : newId('request');
     },
     bodyLimit: 64 * 1024,
-    trustProxy: false,
+    // Off unless TRUST_PROXY lists the proxies: only their X-Forwarded-For is believed (docs/operations.md).
+    trustProxy: deps.config.trustProxy === false ? false : [...deps.config.trustProxy],
     routerOptions: { ignoreTrailingSlash: true },
   } as never) as unknown as FastifyInstance;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerBodyDepthGuard(app);
   registerStatic(app);
   registerCheckoutPages(app, deps);
   registerDocsPage(app, deps);
@@ -55,12 +58,13 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
       const rl = await checkRateLimit(deps.rateLimitStore, route.operationId, request.ip, limit, Date.now());
       reply.headers(rl.headers);
       const auth = await authenticate(deps, request, route.auth);
-      const result = await withIdempotency(deps, auth, request, reply, async () => {
-        const params = route.params ? parseParams(route, request.params) : request.params;
-        const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
-        const body = route.body ? parseInput(route.body, request.body, 'body') : undefined;
-        return route.handler({ deps, auth, body, query, params, request, reply });
-      }, route.idempotency);
+      // Validated before the Idempotency-Key is claimed: a request refused here ran nothing and binds no key.
+      const params = route.params ? parseParams(route, request.params) : request.params;
+      const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
+      const sent = request.body === undefined && route.bodyOptional ? {} : request.body;
+      const body = route.body ? parseInput(route.body, sent, 'body') : undefined;
+      const result = await withIdempotency(deps, auth, request, reply, (ids) =>
+        route.handler({ deps, auth, body, query, params, request, reply, ids }), route.idempotency);
       if (reply.sent) return reply;
       return result;
     },

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod/v4';
 import { AppError } from '../domain/errors.js';
 import type { AuthContext, AuthKind } from './plugins/auth.js';
+import type { RequestIds } from './plugins/idempotency.js';
 import type { ApiDeps } from './deps.js';
 
 /**
@@ -20,6 +21,8 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** How an `Idempotency-Key` record of this route is stored (api/plugins/idempotency.ts). */
   idempotency?: IdempotencyOptions;
   body?: B;
+  /** The body may be left out altogether (every field optional): a missing body reads as `{}`. */
+  bodyOptional?: boolean;
   query?: Q;
   params?: P;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
@@ -43,6 +46,8 @@ export interface HandlerContext<B, Q, P> {
   params: P;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** Ids for the objects the request creates, kept across retries of one Idempotency-Key. */
+  ids: RequestIds;
 }
 
 export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(

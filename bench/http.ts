@@ -3,7 +3,7 @@
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import { buildApp } from '../api/app.js';
-import { defaultLiveSources, RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../activities/rates/rate-service.js';
 import { railIds, railRecord } from '../domain/rails.js';
 import { loadConfig } from '../runtime/config.js';
 
@@ -19,7 +19,7 @@ export async function benchHttp(rounds = 3, seconds = 5) {
     config, pool: undefined as never, temporal: undefined as never,
     // A limit per IP would stop the load generator: this measures the request path, not the limiter's verdict.
     rateLimitStore: { hit: async () => 1, close: async () => {} },
-    rates: new RateService({ testKesPerUsdt: '130', sources: defaultLiveSources(undefined) }),
+    rates: new RateService({ testKesPerUsdt: '130', sources: [] }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const bare = Fastify();

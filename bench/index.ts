@@ -28,5 +28,11 @@ if (want('watch')) {
   console.log('watch', JSON.stringify(await benchWatchSet()));
 }
 
+// Opt-in only (it builds the pinned server on first use and runs for several minutes).
+if (which.includes('cluster')) {
+  const { benchCluster } = await import('./cluster.js');
+  console.log('cluster', JSON.stringify(await benchCluster()));
+}
+
 // Native Temporal connections keep the event loop alive; a benchmark ends when it has printed.
 process.exit(0);

@@ -183,7 +183,7 @@ const temporal = await (memory ? startMemoryTemporal : startEmbeddedTemporal)({
   dataDir, port: await freePort(), uiPort: await freePort(), namespace: 'default',
 });
 process.env.MALIPO_TEST_TEMPORAL_ADDRESS = temporal.address;
-const stack = await startStack({ LOG_LEVEL: 'silent' });
+const stack = await startStack({ LOG_LEVEL: 'silent', WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback' }); // the receiver is on 127.0.0.1
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 try {

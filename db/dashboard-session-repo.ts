@@ -1,10 +1,12 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { environments, type Environment } from '../domain/environment.js';
+import { keyIsActive } from './api-key-repo.js';
 
 /**
  * Dashboard sessions, looked up by the SHA-256 of the cookie token. A session is active while it
- * is unexpired, unrevoked, and the secret key that opened it is unrevoked too.
+ * is unexpired, unrevoked, and the secret key that opened it still authenticates (unrevoked, and
+ * not past the grace period of a roll).
  */
 export interface ActiveDashboardSession {
   storeId: string;
@@ -38,7 +40,7 @@ export async function findActiveDashboardSession(pool: DatabasePool, tokenHash: 
     JOIN api_keys k ON k.id = s.key_id
     JOIN stores st ON st.id = s.store_id
     WHERE s.token_hash = ${sql.binary(tokenHash)}
-      AND s.revoked_at IS NULL AND s.expires_at > now() AND k.revoked_at IS NULL`);
+      AND s.revoked_at IS NULL AND s.expires_at > now() AND ${keyIsActive('k')}`);
   if (!row) return null;
   return { storeId: row.store_id, storeName: row.store_name, environment: row.environment, keyId: row.key_id, expiresAt: row.expires_at };
 }

@@ -27,8 +27,9 @@ export async function findInvoiceView(db: CommonQueryMethods, id: string): Promi
     FROM payment_links l
     LEFT JOIN LATERAL (
       SELECT publishable_key FROM api_keys
-      WHERE store_id = l.store_id AND environment = l.environment AND kind = 'publishable' AND revoked_at IS NULL
-      ORDER BY created_at DESC LIMIT 1) k ON true
+      WHERE store_id = l.store_id AND environment = l.environment AND kind = 'publishable'
+        AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+      ORDER BY replaced_by IS NULL DESC, created_at DESC LIMIT 1) k ON true
     LEFT JOIN LATERAL (
       SELECT tx_hash, block_number, rail FROM chain_deposits
       WHERE owner_kind = 'invoice' AND owner_id = l.id AND state <> 'dropped'

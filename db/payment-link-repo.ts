@@ -66,14 +66,6 @@ export interface NewLink {
   watchUntil: string;
 }
 
-/** Reserves the next index on the link branch for a store and environment (row-locked counter). */
-export async function allocateAddressIndex(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ idx: z.number() }))`
-    INSERT INTO address_counters (store_id, environment, next_index) VALUES (${storeId}, ${env}, 1)
-    ON CONFLICT (store_id, environment) DO UPDATE SET next_index = address_counters.next_index + 1
-    RETURNING next_index - 1 AS idx`);
-}
-
 export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<LinkRow> {
   const row = await db.one(sql.type(linkRowSchema)`
     INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,

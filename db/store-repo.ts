@@ -1,35 +1,18 @@
-import { sql, type CommonQueryMethods, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import {
-  generatePublishableKey,
-  generateSecretKey,
-  hashSecretKey,
-  hashesEqual,
-} from '../domain/api-keys.js';
+import { generatePublishableKey, generateSecretKey } from '../domain/api-keys.js';
 import { environments, type Environment } from '../domain/environment.js';
 import { newId } from '../domain/ids.js';
 import type { StoreConnections } from '../domain/rails.js';
+import { checkPublishableKey, checkSecretKey, insertKey, type KeyOwner } from './api-key-repo.js';
+
+export type { KeyOwner } from './api-key-repo.js';
 
 export interface CreatedStore {
   clientId: string;
   name: string;
   keys: Record<Environment, { secretKey: string; publishableKey: string }>;
 }
-
-export interface KeyOwner {
-  storeId: string;
-  storeName: string;
-  keyId: string;
-  environment: Environment;
-}
-
-const keyOwnerRow = z.object({
-  store_id: z.string(),
-  store_name: z.string(),
-  key_id: z.string(),
-  environment: z.enum(environments),
-  key_hash: z.instanceof(Buffer),
-});
 
 /** Creates a store with one secret and one publishable key per environment, in one transaction. */
 export async function createStore(pool: DatabasePool, name: string, keyPrefix: string): Promise<CreatedStore> {
@@ -40,8 +23,8 @@ export async function createStore(pool: DatabasePool, name: string, keyPrefix: s
     for (const env of environments) {
       const secretKey = generateSecretKey(keyPrefix, env);
       const publishableKey = generatePublishableKey(env);
-      await insertKey(tx, clientId, env, 'secret', secretKey);
-      await insertKey(tx, clientId, env, 'publishable', publishableKey);
+      await insertKey(tx, { storeId: clientId, environment: env, kind: 'secret', key: secretKey });
+      await insertKey(tx, { storeId: clientId, environment: env, kind: 'publishable', key: publishableKey });
       await tx.query(sql.unsafe`INSERT INTO store_settings (store_id, environment) VALUES (${clientId}, ${env})`);
       keys[env] = { secretKey, publishableKey };
     }
@@ -49,41 +32,15 @@ export async function createStore(pool: DatabasePool, name: string, keyPrefix: s
   return { clientId, name, keys };
 }
 
-async function insertKey(
-  tx: DatabaseTransactionConnection,
-  storeId: string,
-  env: Environment,
-  kind: 'secret' | 'publishable',
-  key: string,
-): Promise<void> {
-  const hash = kind === 'secret' ? sql.binary(hashSecretKey(key)) : null;
-  const publishable = kind === 'publishable' ? key : null;
-  await tx.query(sql.unsafe`
-    INSERT INTO api_keys (id, store_id, environment, kind, key_hash, publishable_key, last4)
-    VALUES (${newId('apiKey')}, ${storeId}, ${env}, ${kind}, ${hash}, ${publishable}, ${key.slice(-4)})`);
-}
-
-/**
- * Finds the live (unrevoked) secret key. The lookup goes through the unique hash index; the
- * fetched hash is compared again in constant time so the check does not rest on `=` alone.
- */
+/** The owner of a secret key that still authenticates (unrevoked, not past a roll's grace period). */
 export async function findSecretKeyOwner(pool: DatabasePool, secretKey: string): Promise<KeyOwner | null> {
-  const hash = hashSecretKey(secretKey);
-  const row = await pool.maybeOne(sql.type(keyOwnerRow)`
-    SELECT k.store_id, s.name AS store_name, k.id AS key_id, k.environment, k.key_hash
-    FROM api_keys k JOIN stores s ON s.id = k.store_id
-    WHERE k.key_hash = ${sql.binary(hash)} AND k.kind = 'secret' AND k.revoked_at IS NULL`);
-  if (!row || !hashesEqual(row.key_hash, hash)) return null;
-  return { storeId: row.store_id, storeName: row.store_name, keyId: row.key_id, environment: row.environment };
+  const check = await checkSecretKey(pool, secretKey);
+  return check?.status === 'active' ? check.owner : null;
 }
 
 export async function findPublishableKeyOwner(pool: DatabasePool, publishableKey: string): Promise<KeyOwner | null> {
-  const row = await pool.maybeOne(sql.type(keyOwnerRow.omit({ key_hash: true }))`
-    SELECT k.store_id, s.name AS store_name, k.id AS key_id, k.environment
-    FROM api_keys k JOIN stores s ON s.id = k.store_id
-    WHERE k.publishable_key = ${publishableKey} AND k.kind = 'publishable' AND k.revoked_at IS NULL`);
-  if (!row) return null;
-  return { storeId: row.store_id, storeName: row.store_name, keyId: row.key_id, environment: row.environment };
+  const check = await checkPublishableKey(pool, publishableKey);
+  return check?.status === 'active' ? check.owner : null;
 }
 
 /** What a store has connected in one environment: drives rail availability. */

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 
@@ -22,6 +22,31 @@ export async function upsertWallet(db: CommonQueryMethods, storeId: string, env:
     ON CONFLICT (store_id, environment, kind) DO UPDATE
       SET public_key = EXCLUDED.public_key, connected_at = now(), changed_xid = pg_current_xact_id()
       WHERE store_wallets.public_key <> EXCLUDED.public_key`);
+}
+
+/**
+ * Registers a TRON or EVM key for a store unless another store holds it, in either slot and
+ * either environment (one key, one store: its link and receive addresses must belong to one
+ * store). A lock on the key serialises registrations of that key, so two stores that race for it
+ * cannot both get it. False, with nothing written, when another store holds the key and this one
+ * does not.
+ */
+export async function registerStoreKey(
+  pool: DatabasePool,
+  storeId: string,
+  env: Environment,
+  slot: Exclude<WalletSlot, 'solana'>,
+  publicKey: string,
+): Promise<boolean> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`store_wallets.public_key:${publicKey}`}, 0))`);
+    // A store that holds the key already (stores that shared one before the rule) may register it again.
+    const holders = await tx.anyFirst(sql.type(z.object({ store_id: z.string() }))`
+      SELECT DISTINCT store_id FROM store_wallets WHERE public_key = ${publicKey} AND kind IN ('tron', 'evm')`);
+    if (holders.length > 0 && !holders.includes(storeId)) return false;
+    await upsertWallet(tx, storeId, env, slot, publicKey);
+    return true;
+  });
 }
 
 /** Disconnects one slot; false when nothing was connected there. */

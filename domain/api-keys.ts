@@ -39,3 +39,22 @@ export function hashSecretKey(key: string): Buffer {
 export function hashesEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+export function generateKey(kind: KeyKind, prefix: string, environment: Environment): string {
+  return kind === 'secret' ? generateSecretKey(prefix, environment) : generatePublishableKey(environment);
+}
+
+/** What a list shows of a key: `sk_test_` or `pk_live_`, before the last four characters. */
+export function keyDisplayPrefix(kind: KeyKind, prefix: string, environment: Environment): string {
+  return kind === 'secret' ? `${prefix}_${environment}_` : `pk_${environment}_`;
+}
+
+/**
+ * A roll's grace period: how long the old key keeps working next to the new one, time to deploy
+ * the new key. The default is a day; a week at most, so an old key cannot linger; 0 stops it now.
+ */
+export const defaultRollGraceHours = 24;
+export const maxRollGraceHours = 168;
+
+/** Keys of one kind that work and have not been rolled, per store and environment. */
+export const maxActiveKeysPerKind = 20;

@@ -1,4 +1,5 @@
 import { migrate } from '../db/migrate.js';
+import { AppError } from '../domain/errors.js';
 import { openPool } from '../db/pool.js';
 import { createStore } from '../db/store-repo.js';
 import { reencryptAllCredentials } from '../activities/mobile-money/reencrypt.js';
@@ -6,6 +7,7 @@ import { reencryptWebhookSecrets } from '../activities/webhooks/reencrypt-secret
 import { reencryptSealedResponses } from '../api/plugins/idempotency-reencrypt.js';
 import { runDarajaEmulator } from '../emulators/daraja/cli.js';
 import { loadConfig, type Config } from './config.js';
+import { errorBody, keysUsage, parseKeyCommand, runKeyCommand, UsageError, type KeyCommand } from './keys-cli.js';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger, startServices } from './services.js';
 
@@ -16,7 +18,7 @@ const usage = `Usage: malipo <command>
   worker                      run only the Temporal worker (same)
   migrate                     apply database migrations
   stores:create --name NAME   create a store and print its keys once (JSON)
-  replay FILE|DIR…            replay exported workflow histories against the current code
+${keysUsage}  replay FILE|DIR…            replay exported workflow histories against the current code
   credentials:reencrypt       re-encrypt stored secrets (M-Pesa credentials, webhook secrets) under the current ENCRYPTION_KEY
   emulator:daraja [--port N]  run a local M-Pesa (Daraja) emulator for the offline demo
 `;
@@ -55,6 +57,11 @@ export async function main(argv: string[]): Promise<void> {
         }
       });
     }
+    case 'keys:list':
+    case 'keys:create':
+    case 'keys:roll':
+    case 'keys:revoke':
+      return keysCommand(config, command, rest);
     case 'credentials:reencrypt':
       return withDatabase(config, async (url) => {
         await migrate(url);
@@ -94,6 +101,29 @@ async function reencryptEverything(pool: Parameters<typeof reencryptAllCredentia
   const idempotencyRecords = await reencryptSealedResponses(pool, config);
   const currentKeyId = mpesa.currentKeyId || config.encryptionKeys?.current.id || '';
   return { ...mpesa, currentKeyId, webhookSecrets, idempotencyRecords };
+}
+
+async function keysCommand(config: Config, command: KeyCommand, args: string[]): Promise<void> {
+  let parsed: ReturnType<typeof parseKeyCommand>;
+  try {
+    parsed = parseKeyCommand(command, { flag: (name) => flag(args, name) });
+  } catch (err) {
+    if (err instanceof UsageError) return fail(`${err.message}\n\n${keysUsage}`);
+    throw err;
+  }
+  return withDatabase(config, async (url) => {
+    await migrate(url);
+    const pool = await openPool(url, 1);
+    try {
+      console.log(JSON.stringify(await runKeyCommand(pool, config.keyPrefix, parsed)));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      console.error(errorBody(err));
+      process.exitCode = 1;
+    } finally {
+      await pool.end();
+    }
+  });
 }
 
 function flag(args: string[], name: string): string | undefined {

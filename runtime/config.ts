@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseKeyring, type Keyring } from '../domain/crypto/credentials.js';
+import { parseAllowedNetworks } from '../domain/webhooks/address-policy.js';
 import { railEndpointProblems } from './rail-endpoints.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /**
  * Every setting the service reads, parsed once at boot. No other module reads `process.env`:
@@ -22,6 +24,13 @@ const envSchema = z.object({
   TEMPORAL_PORT: z.coerce.number().int().default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  // The production topology on one machine (`npm run start:cluster`, docs/production.md).
+  TEMPORAL_SERVER_PATH: z.string().optional(),
+  TEMPORAL_SQL_TOOL_PATH: z.string().optional(),
+  TEMPORAL_UI_SERVER_PATH: z.string().optional(),
+  TEMPORAL_DATABASE: z.string().regex(/^[a-z_][a-z0-9_]{0,40}$/, 'a lowercase PostgreSQL database name').default('temporal'),
+  CLUSTER_API_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
+  CLUSTER_WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
   TASK_QUEUE_PREFIX: z.string().regex(/^[\w.-]*$/).default(''),
   PGLITE_PORT: z.coerce.number().int().optional(),
   REDIS_URL: z.string().optional(),
@@ -45,13 +54,31 @@ const envSchema = z.object({
     .regex(/^\d+(\.\d{1,6})?$/, 'a positive decimal such as 130 or 129.5')
     .default('130'),
   RATE_URL: z.string().optional(),
+  RATE_SOURCES: z.string().default('coingecko,coinbase'), // live USDT/KES sources: `coingecko`, `coinbase` or http(s) URLs, comma-separated (docs/rates.md)
+  RATE_MIN_KES_PER_USDT: z.coerce.number().positive().default(50), // a live rate below this is refused
+  RATE_MAX_KES_PER_USDT: z.coerce.number().positive().default(500), // a live rate above this is refused
+  RATE_MAX_SPREAD_PERCENT: z.coerce.number().positive().max(50).default(2), // sources must agree within this
+  RATE_MAX_JUMP_PERCENT: z.coerce.number().positive().max(100).default(10), // largest move from the last good rate of the past hour
+  IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().positive().max(600).default(30), // claim lease of an Idempotency-Key, renewed while the request runs
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1), // shrinks every webhook timer; tests and demos only (docs/webhooks.md)
   WEBHOOK_DNS_SERVERS: z.string().optional(), // comma-separated `ip[:port]` that resolve live webhook hosts; unset → the system's resolv.conf
+  // Private networks test-mode webhooks may reach: `loopback`, `private`, CIDRs, or `none`; unset → `loopback` in the embedded setup, else none (docs/webhooks.md).
+  WEBHOOK_TEST_ALLOWED_NETWORKS: z.string().optional(),
   MPESA_QUERY_AFTER_SECONDS: z.coerce.number().int().min(1).max(600).default(30), // first STK query for a prompt whose callback has not come
   LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Proxies whose X-Forwarded-For is believed: addresses/CIDR ranges, comma-separated; unset → none (docs/operations.md).
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((value, ctx): TrustProxy => {
+      const parsed = parseTrustProxy(value);
+      if ('value' in parsed) return parsed.value;
+      for (const message of parsed.problems) ctx.addIssue({ code: z.ZodIssueCode.custom, message });
+      return z.NEVER;
+    }),
 });
 
 export interface Config {
@@ -70,6 +97,15 @@ export interface Config {
     readonly cliPath: string | undefined;
     readonly taskQueuePrefix: string;
   };
+  /** `npm run start:cluster`: pinned binaries (else cached or built), Temporal's database name, process counts. */
+  readonly cluster: {
+    readonly serverPath: string | undefined;
+    readonly sqlToolPath: string | undefined;
+    readonly uiServerPath: string | undefined;
+    readonly temporalDatabase: string;
+    readonly apiProcesses: number;
+    readonly workerProcesses: number;
+  };
   readonly pglitePort: number | undefined;
   readonly redisUrl: string | undefined;
   /** Parsed ENCRYPTION_KEY; unset means test credentials use a key generated into DATA_DIR and live ones are refused. */
@@ -77,12 +113,28 @@ export interface Config {
   readonly mpesa: { readonly sandboxUrl: string; readonly liveUrl: string };
   readonly testKesPerUsdt: string;
   readonly rateUrl: string | undefined;
-  readonly webhooks: { readonly retryScale: number; readonly dnsServers: readonly string[] };
+  /** Live USDT/KES sources and the checks a live rate must pass (docs/rates.md). */
+  readonly rates: {
+    readonly sources: readonly string[];
+    readonly minKesPerUsdt: number;
+    readonly maxKesPerUsdt: number;
+    readonly maxSpreadPercent: number;
+    readonly maxJumpPercent: number;
+  };
+  readonly idempotencyLeaseSeconds: number;
+  readonly webhooks: {
+    readonly retryScale: number;
+    readonly dnsServers: readonly string[];
+    /** Canonical CIDRs test-mode webhooks may reach besides public addresses (never link-local). */
+    readonly testAllowedNetworks: readonly string[];
+  };
   readonly mpesaQueryAfterSeconds: number;
   readonly linkHistoryEventLimit: number;
   readonly chainWatchers: boolean;
   readonly chainPollMs: number | undefined;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
+  readonly trustProxy: TrustProxy;
   /** Per-rail overrides read from `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>`. */
   readonly railOverrides: Readonly<Record<string, string>>;
 }
@@ -107,6 +159,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (railOverridePattern.test(name) && value) railOverrides[name] = value;
   }
   if (railEndpointProblems(railOverrides).length) throw new ConfigError(railEndpointProblems(railOverrides));
+  // The one-command embedded setup is a developer's machine: its test webhooks may reach loopback unless told otherwise.
+  const embedded = !e.DATABASE_URL && !e.TEMPORAL_ADDRESS;
+  const testNetworks = parseAllowedNetworks(e.WEBHOOK_TEST_ALLOWED_NETWORKS ?? (embedded ? 'loopback' : 'none'));
+  if ('problems' in testNetworks) throw new ConfigError(testNetworks.problems.map((p) => `WEBHOOK_TEST_ALLOWED_NETWORKS: ${p}`));
+  if (rateSourceProblems(e).length) throw new ConfigError(rateSourceProblems(e));
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
@@ -123,20 +180,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
       taskQueuePrefix: e.TASK_QUEUE_PREFIX,
     }),
+    cluster: Object.freeze({
+      serverPath: e.TEMPORAL_SERVER_PATH || undefined,
+      sqlToolPath: e.TEMPORAL_SQL_TOOL_PATH || undefined,
+      uiServerPath: e.TEMPORAL_UI_SERVER_PATH || undefined,
+      temporalDatabase: e.TEMPORAL_DATABASE,
+      apiProcesses: e.CLUSTER_API_PROCESSES,
+      workerProcesses: e.CLUSTER_WORKER_PROCESSES,
+    }),
     pglitePort: e.PGLITE_PORT,
     redisUrl: e.REDIS_URL || undefined,
     encryptionKeys: e.ENCRYPTION_KEY,
     mpesa: Object.freeze({ sandboxUrl: e.MPESA_SANDBOX_URL, liveUrl: e.MPESA_LIVE_URL }),
     testKesPerUsdt: e.TEST_KES_PER_USDT,
     rateUrl: e.RATE_URL || undefined,
-    webhooks: Object.freeze({ retryScale: e.WEBHOOK_RETRY_SCALE, dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean) }),
+    rates: Object.freeze({
+      sources: Object.freeze(e.RATE_SOURCES.split(',').map((x) => x.trim()).filter(Boolean)),
+      minKesPerUsdt: e.RATE_MIN_KES_PER_USDT,
+      maxKesPerUsdt: e.RATE_MAX_KES_PER_USDT,
+      maxSpreadPercent: e.RATE_MAX_SPREAD_PERCENT,
+      maxJumpPercent: e.RATE_MAX_JUMP_PERCENT,
+    }),
+    idempotencyLeaseSeconds: e.IDEMPOTENCY_LEASE_SECONDS,
+    webhooks: Object.freeze({
+      retryScale: e.WEBHOOK_RETRY_SCALE,
+      dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      testAllowedNetworks: Object.freeze(testNetworks.networks),
+    }),
     mpesaQueryAfterSeconds: e.MPESA_QUERY_AFTER_SECONDS,
     linkHistoryEventLimit: e.LINK_HISTORY_EVENT_LIMIT,
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,
     logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
     railOverrides: Object.freeze(railOverrides),
   });
+}
+
+/** The live rate settings that only make sense together. */
+function rateSourceProblems(e: z.infer<typeof envSchema>): string[] {
+  const problems: string[] = [];
+  if (e.RATE_MIN_KES_PER_USDT >= e.RATE_MAX_KES_PER_USDT) problems.push('RATE_MIN_KES_PER_USDT: must be below RATE_MAX_KES_PER_USDT');
+  for (const source of e.RATE_SOURCES.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (!/^(coingecko|coinbase|https?:\/\/\S+)$/.test(source)) problems.push(`RATE_SOURCES: '${source}' is neither coingecko, coinbase nor an http(s) URL`);
+  }
+  return problems;
 }
 
 function stripSlash(url: string): string {

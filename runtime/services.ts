@@ -7,7 +7,7 @@ import { buildApp } from '../api/app.js';
 import { loggerOptions } from '../api/plugins/log-redaction.js';
 import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
 import { migrate } from '../db/migrate.js';
-import { defaultLiveSources, RateService } from '../activities/rates/rate-service.js';
+import { rateServiceFor } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { ensureWatchersForOpenWork } from '../api/services/chain-watchers.js';
@@ -114,7 +114,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     if (opts.api) {
       const rateLimitStore: RateLimitStore = config.redisUrl ? redisRateLimitStore(config.redisUrl) : memoryRateLimitStore();
       stops.push(() => rateLimitStore.close());
-      const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
+      const rates = rateServiceFor(config, pool);
       const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, rates, logger });
       await app.listen({ host: config.host, port: config.port });
       stops.push(() => app.close());

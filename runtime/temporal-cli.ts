@@ -17,7 +17,7 @@ export function cacheDir(): string {
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'malipo', `temporal-${temporalCliVersion}`);
 }
 
-async function isExecutable(path: string): Promise<boolean> {
+export async function isExecutable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
     return true;
@@ -26,7 +26,7 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
-async function onPath(name: string): Promise<string | undefined> {
+export async function onPath(name: string): Promise<string | undefined> {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir && (await isExecutable(join(dir, name)))) return join(dir, name);
   }

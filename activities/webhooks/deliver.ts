@@ -79,7 +79,8 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
   }
 
   async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date): Promise<PostResult> {
-    const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks.dnsServers);
+    // Checked again at every attempt, on a fresh DNS answer: where the host points may have changed.
+    const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks);
     if (!dest.ok) return { status: null, body: null, latencyMs: 0, error: `not sent: the URL ${dest.message}`, location: null };
     const secrets = await secretsFor(endpoint, event, startedAt);
     if (!Array.isArray(secrets)) return secrets;
@@ -89,7 +90,9 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
     const beat = setInterval(() => ctx.heartbeat(), 1000);
     try {
-      return await postWebhook({ url: dest.url, headers: { ...headers }, body, pinned: dest.pinned, signal: ctx.cancellationSignal });
+      return await postWebhook({
+        url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx.cancellationSignal,
+      });
     } finally {
       clearInterval(beat);
     }
@@ -168,6 +171,7 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Con
 
 function httpError(r: PostResult): string {
   if (r.status !== null && r.status >= 300 && r.status < 400) {
+    // No Location from a private address: it is part of what that address answered.
     return `HTTP ${r.status} redirect${r.location ? ` to ${r.location.slice(0, 200)}` : ''} not followed; set the endpoint URL to the final address`;
   }
   if (r.status === 410) return 'HTTP 410 Gone: the endpoint is now disabled';

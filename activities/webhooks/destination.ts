@@ -1,43 +1,72 @@
 import { Resolver } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, type BlockList } from 'node:net';
 import type { Environment } from '../../domain/environment.js';
-import { checkWebhookUrl, isForbiddenAddress } from '../../domain/webhooks/url-policy.js';
+import { checkAddress, testAllowList } from '../../domain/webhooks/address-policy.js';
+import { checkWebhookUrl } from '../../domain/webhooks/url-policy.js';
 
-/** The address a delivery must connect to, when the policy pinned one. */
+/** An address a delivery may connect to: one the policy checked for this attempt. */
 export interface PinnedAddress {
   address: string;
   family: 4 | 6;
 }
 
-export type Destination = { ok: true; url: URL; pinned: PinnedAddress | undefined } | { ok: false; message: string };
+export type Destination =
+  /** `internal`: a private address the operator allows for test webhooks; nothing it answers is kept. */
+  | { ok: true; url: URL; addresses: PinnedAddress[]; internal: boolean }
+  /** `unresolvedUrl`: the URL is fine but its host did not resolve (the only failure a test registration lets through). */
+  | { ok: false; message: string; unresolvedUrl: URL | undefined };
+
+/** What the policy reads from the configuration (`config.webhooks`). */
+export interface DestinationSettings {
+  dnsServers: readonly string[];
+  testAllowedNetworks: readonly string[];
+}
 
 const resolveTimeoutMs = 3000;
+/** RFC 6761: these names are loopback, whatever a resolver says. */
+const localhostAddresses: PinnedAddress[] = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
 
 /**
- * Applies the URL policy including the network part. In live, the host is resolved here and
- * every address it resolves to must be public; the request then connects to the address that
- * was checked (`pinned`), never to a second, possibly different, DNS answer. That closes the DNS
- * rebinding gap between check and connect. Live hosts are resolved through DNS servers only
- * (`WEBHOOK_DNS_SERVERS`, else the system's), not /etc/hosts.
+ * Applies the URL policy including the network part, in both environments: the host is resolved
+ * here and every address it resolves to must be allowed (public; in test also the private
+ * networks the operator allows, never link-local). The request then connects only to the
+ * addresses that were checked (`addresses`), never to a second, possibly different, DNS answer.
+ * That closes the DNS rebinding gap between check and connect. Hosts are resolved through DNS
+ * servers only (`WEBHOOK_DNS_SERVERS`, else the system's), not /etc/hosts.
  */
-export async function resolveDestination(raw: string, env: Environment, dnsServers: readonly string[]): Promise<Destination> {
+export async function resolveDestination(raw: string, env: Environment, settings: DestinationSettings): Promise<Destination> {
   const check = checkWebhookUrl(raw, env);
-  if (!check.ok) return check;
-  if (env === 'test') return { ok: true, url: check.url, pinned: undefined };
-  if (check.ipLiteral) return { ok: true, url: check.url, pinned: { address: check.ipLiteral, family: isIP(check.ipLiteral) as 4 | 6 } };
-  const host = check.url.hostname;
+  if (!check.ok) return { ...check, unresolvedUrl: undefined };
+  const host = check.url.hostname.replace(/^\[|\]$/g, '');
   let addresses: PinnedAddress[];
-  try {
-    addresses = await resolveAll(host, dnsServers);
-  } catch (err) {
-    return { ok: false, message: `host '${host}' could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'DNS error'})` };
+  if (check.ipLiteral) addresses = [{ address: check.ipLiteral, family: isIP(check.ipLiteral) as 4 | 6 }];
+  else if (host === 'localhost' || host.endsWith('.localhost')) addresses = localhostAddresses;
+  else {
+    try {
+      addresses = await resolveAll(host, settings.dnsServers);
+    } catch (err) {
+      return { ok: false, message: `host '${host}' could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'DNS error'})`, unresolvedUrl: check.url };
+    }
+    if (addresses.length === 0) return { ok: false, message: `host '${host}' does not resolve to any address`, unresolvedUrl: check.url };
   }
-  if (addresses.length === 0) return { ok: false, message: `host '${host}' does not resolve to any address` };
-  const bad = addresses.find((a) => isForbiddenAddress(a.address));
-  if (bad) {
-    return { ok: false, message: `host '${host}' resolves to ${bad.address}, a private, loopback, link-local or reserved address; live webhooks only go to public addresses` };
+  const allowed = allowListOf(settings.testAllowedNetworks);
+  let internal = false;
+  for (const a of addresses) {
+    const verdict = checkAddress(a.address, env, allowed);
+    if (!verdict.ok) {
+      const message = check.ipLiteral ? `points at ${verdict.reason}` : `host '${host}' resolves to ${verdict.reason}`;
+      return { ok: false, message, unresolvedUrl: undefined };
+    }
+    internal ||= verdict.internal;
   }
-  return { ok: true, url: check.url, pinned: addresses[0] };
+  return { ok: true, url: check.url, addresses, internal };
+}
+
+const allowLists = new WeakMap<readonly string[], BlockList>();
+function allowListOf(networks: readonly string[]): BlockList {
+  let list = allowLists.get(networks);
+  if (!list) allowLists.set(networks, (list = testAllowList(networks)));
+  return list;
 }
 
 async function resolveAll(host: string, dnsServers: readonly string[]): Promise<PinnedAddress[]> {

@@ -22,7 +22,14 @@ export interface PostRequest {
   url: URL;
   headers: Record<string, string>;
   body: string;
-  pinned: PinnedAddress | undefined;
+  /** The addresses the policy checked for this attempt: the only ones the request may connect to. */
+  pinned: readonly PinnedAddress[];
+  /**
+   * false for an address inside a private network (allowed for test webhooks): the response is
+   * read to its end but its body and Location are dropped, never kept, so an endpoint cannot be
+   * used to read internal services. The status and the latency are kept.
+   */
+  revealResponse: boolean;
   timeoutMs?: number;
   /** The activity's cancellation: a worker shutting down aborts the request. */
   signal?: AbortSignal;
@@ -30,7 +37,7 @@ export interface PostRequest {
 
 /**
  * One POST, no redirects followed (Node's http client never follows them; a 3xx is reported as
- * it came), no connection reuse (each attempt dials the address the policy just checked), and a
+ * it came), no connection reuse (each attempt dials an address the policy just checked), and a
  * deadline covering the whole exchange.
  */
 export function postWebhook(req: PostRequest): Promise<PostResult> {
@@ -55,27 +62,33 @@ export function postWebhook(req: PostRequest): Promise<PostResult> {
         headers: { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)), 'user-agent': 'Malipo-Webhooks/1.0' },
         agent: false,
         signal,
-        lookup: req.pinned ? pinnedLookup(req.pinned) : undefined,
+        // IP literals are dialled as they are; names get the checked addresses instead of a DNS lookup.
+        lookup: pinnedLookup(req.pinned),
       },
-      (res) => readResponse(res, finish, (err) => fail(err, res.statusCode ?? null)),
+      (res) => readResponse(res, req.revealResponse, finish, (err) => fail(err, res.statusCode ?? null)),
     );
     outgoing.on('error', (err) => fail(err));
     outgoing.end(req.body);
   });
 }
 
-function readResponse(res: IncomingMessage, finish: (r: Omit<PostResult, 'latencyMs'>) => void, fail: (err: Error) => void): void {
+function readResponse(
+  res: IncomingMessage,
+  reveal: boolean,
+  finish: (r: Omit<PostResult, 'latencyMs'>) => void,
+  fail: (err: Error) => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const complete = () =>
     finish({
       status: res.statusCode ?? null,
-      body: Buffer.concat(chunks).toString('utf8').slice(0, storedBodyChars),
+      body: reveal ? Buffer.concat(chunks).toString('utf8').slice(0, storedBodyChars) : null,
       error: null,
-      location: typeof res.headers.location === 'string' ? res.headers.location : null,
+      location: reveal && typeof res.headers.location === 'string' ? res.headers.location : null,
     });
   res.on('data', (chunk: Buffer) => {
-    chunks.push(chunk);
+    if (reveal) chunks.push(chunk);
     size += chunk.length;
     // Enough for the log: stop reading a huge body instead of waiting for all of it.
     if (size >= maxBodyBytes) {
@@ -87,11 +100,13 @@ function readResponse(res: IncomingMessage, finish: (r: Omit<PostResult, 'latenc
   res.on('error', fail);
 }
 
-/** Hands the connection the address that was checked, whatever the resolver would say now. */
-function pinnedLookup(p: PinnedAddress): LookupFunction {
+/** Hands the connection the addresses that were checked, whatever the resolver would say now. */
+function pinnedLookup(pinned: readonly PinnedAddress[]): LookupFunction {
   return ((_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) => {
-    if (options?.all) cb(null, [{ address: p.address, family: p.family }]);
-    else cb(null, p.address, p.family);
+    const [first] = pinned;
+    if (!first) cb(Object.assign(new Error('no checked address to connect to'), { code: 'ENOTFOUND' }));
+    else if (options?.all) cb(null, pinned.map((p) => ({ address: p.address, family: p.family })));
+    else cb(null, first.address, first.family);
   }) as LookupFunction;
 }
 

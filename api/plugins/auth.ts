@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { parseKeyShape } from '../../domain/api-keys.js';
 import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
-import { findPublishableKeyOwner, findSecretKeyOwner } from '../../db/store-repo.js';
+import { checkPublishableKey, checkSecretKey, recordKeyUse, type KeyCheck, type KeyOwner } from '../../db/api-key-repo.js';
 import type { ApiDeps } from '../deps.js';
 
 export type AuthKind = 'secret' | 'publishable' | 'none';
@@ -35,8 +35,7 @@ export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind:
     if (!shape) {
       throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${deps.config.keyPrefix}_test_ or ${deps.config.keyPrefix}_live_.`);
     }
-    const owner = await findSecretKeyOwner(deps.pool, key);
-    if (!owner) throw new AppError('invalid_api_key', 'The API key is unknown or has been revoked.');
+    const owner = await ownerOfKey(deps, 'secret', key);
     return { kind, ...owner };
   }
   const pk = (request.query as Record<string, unknown> | undefined)?.pk;
@@ -45,10 +44,46 @@ export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind:
   }
   const shape = parseKeyShape(deps.config.keyPrefix, pk);
   if (shape?.kind === 'secret') {
-    throw new AppError('wrong_key_kind', 'A secret key was sent where a publishable key (pk_…) belongs. Roll that secret key: it is exposed.', 'pk');
+    throw new AppError('wrong_key_kind', exposedSecretKeyMessage, 'pk');
   }
   if (!shape) throw new AppError('invalid_api_key', 'The publishable key is not valid; it starts with pk_test_ or pk_live_.', 'pk');
-  const owner = await findPublishableKeyOwner(deps.pool, pk);
-  if (!owner) throw new AppError('invalid_api_key', 'The publishable key is unknown or has been revoked.', 'pk');
+  const owner = await ownerOfKey(deps, 'publishable', pk, 'pk');
   return { kind, ...owner };
+}
+
+/** A secret key sent in a public place is compromised: the answer says how to replace it. */
+const exposedSecretKeyMessage =
+  'A secret key was sent where a publishable key (pk_…) belongs, so treat it as exposed: roll it now with a short grace period ' +
+  '(POST /v1/keys/{id}/roll {"graceHours": 0.5}; GET /v1/keys shows its id by its last four characters) or revoke it ' +
+  '(POST /v1/keys/{id}/revoke), from another key, the dashboard\'s API keys page or `npx malipo keys:roll` on the server.';
+
+/**
+ * The owner of a key that still authenticates, or the 401 that says why not: unknown, revoked,
+ * or rolled and past its grace period. Telling these apart helps only whoever holds the key.
+ * The dashboard's sign-in goes through here too (with its own `param`).
+ */
+export async function ownerOfKey(deps: ApiDeps, kind: 'secret' | 'publishable', key: string, param?: string): Promise<KeyOwner> {
+  const check = kind === 'secret' ? await checkSecretKey(deps.pool, key) : await checkPublishableKey(deps.pool, key);
+  if (check?.status !== 'active') throw refusal(kind, check, param);
+  if (check.lastUseDue) {
+    // Bookkeeping only: a failed write must not fail an authenticated request.
+    await recordKeyUse(deps.pool, check.owner.keyId).catch((err) => deps.logger?.warn({ err, keyId: check.owner.keyId }, 'could not record the use of an API key'));
+  }
+  return check.owner;
+}
+
+function refusal(kind: 'secret' | 'publishable', check: Exclude<KeyCheck, { status: 'active' }> | null, param?: string): AppError {
+  const what = kind === 'secret' ? 'API key' : 'publishable key';
+  const listed = "GET /v1/keys, the dashboard's API keys page and `npx malipo keys:list` list a store's keys by their last four characters";
+  if (!check) return new AppError('invalid_api_key', `The ${what} is unknown: check that it was copied whole. ${listed}.`, param);
+  if (check.status === 'revoked') {
+    return new AppError(
+      'api_key_revoked',
+      `This ${what} was revoked at ${check.revokedAt} and no longer works. Use another key of the store; ` +
+        'a working secret key creates new ones (POST /v1/keys), and so do the dashboard and `npx malipo keys:create` on the server.',
+      param,
+    );
+  }
+  const successor = check.replacedBy ? `the key that replaced it (${check.replacedBy}, shown once when it was rolled)` : 'another key of the store';
+  return new AppError('api_key_expired', `This ${what} was rolled and its grace period ended at ${check.expiresAt}. Use ${successor}; ${listed}.`, param);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { jsonDepthExceeds, jsonDepthRule, maxJsonDepth } from '../../domain/json-depth.js';
 import { MoneyError, parseUsdt } from '../../domain/money.js';
 
 /** A USDT amount as a decimal string, checked by the same rules the money module applies. */
@@ -14,7 +15,19 @@ export const usdtAmountSchema = z
   })
   .meta({ example: '10.50' });
 
-/** Free-form merchant metadata: a JSON object, echoed unchanged, at most 16 KB serialized. */
+/** The most `metadata` may weigh, serialized. */
+export const maxMetadataBytes = 16 * 1024;
+
+/**
+ * Free-form merchant metadata: a JSON object, echoed unchanged, nested at most 20 levels and at
+ * most 16 KB serialized. The depth is checked first, without recursion, so that serializing it
+ * to measure the size cannot overflow the stack (a body's fields are also checked on arrival:
+ * api/plugins/body-depth.ts).
+ */
 export const metadataSchema = z
   .record(z.string(), z.unknown())
-  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, 'must be at most 16 KB when serialized');
+  .superRefine((m, ctx) => {
+    if (jsonDepthExceeds(m, maxJsonDepth)) ctx.addIssue({ code: 'custom', message: jsonDepthRule(maxJsonDepth) });
+    else if (Buffer.byteLength(JSON.stringify(m)) > maxMetadataBytes) ctx.addIssue({ code: 'custom', message: 'must be at most 16 KB when serialized' });
+  })
+  .describe(`Your own JSON object, returned as sent: nested at most ${maxJsonDepth} levels (each object or array is one), at most 16 KB serialized`);

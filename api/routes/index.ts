@@ -29,6 +29,10 @@ import { listWebhookDeliveries } from './webhook-endpoints/list-deliveries.js';
 import { listWebhookEndpoints } from './webhook-endpoints/list.js';
 import { retryWebhookDelivery } from './webhook-endpoints/retry-delivery.js';
 import { rollWebhookEndpointSecret } from './webhook-endpoints/roll-secret.js';
+import { createApiKeyRoute } from './keys/create.js';
+import { listApiKeysRoute } from './keys/list.js';
+import { revokeApiKeyRoute } from './keys/revoke.js';
+import { rollApiKeyRoute } from './keys/roll.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -64,6 +68,10 @@ export const allRoutes: RouteDef[] = [
   derivedWalletBalanceRoute,
   listChains,
   listClientChains,
+  listApiKeysRoute,
+  createApiKeyRoute,
+  rollApiKeyRoute,
+  revokeApiKeyRoute,
   health,
   openapi,
 ] as unknown as RouteDef[];

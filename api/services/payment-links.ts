@@ -2,14 +2,14 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { findLink, listLinkPayments, type LinkRow } from '../../db/payment-link-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
 import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
 import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
 import { paymentLinkDetailDto, paymentLinkDto } from '../dto/payment-link.js';
 import type { ApiDeps } from '../deps.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { assertRailsAvailable, openPaymentRequest } from './payment-requests.js';
+import { freshIds, type RequestIds } from '../plugins/idempotency.js';
+import { assertRailsAvailable, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
 
 export interface CreateLinkInput {
   usdtAmount?: string;
@@ -34,7 +34,9 @@ async function resolveAmounts(deps: ApiDeps, auth: AuthContext, input: CreateLin
     throw new AppError('missing_field', "A mobile-money-only link needs 'mobileMoneyAmount' (KES) or 'usdtAmount'.", 'mobileMoneyAmount');
   }
   const needsRate = mobile && (input.mobileMoneyAmount === undefined || input.usdtAmount === undefined);
-  const rate = needsRate || mobile ? await deps.rates.kesPerUsdt(auth.environment) : null;
+  // With both amounts given the merchant fixed the KES amount: the rate is only shown, so a live
+  // rate that cannot be trusted right now leaves it out instead of refusing the link.
+  const rate = !mobile ? null : needsRate ? await deps.rates.kesPerUsdt(auth.environment) : await deps.rates.kesPerUsdt(auth.environment).catch(unlessRateUnavailable);
   const usdtMicro = input.usdtAmount !== undefined ? parseUsdt(input.usdtAmount) : kesToUsdtMicro(input.mobileMoneyAmount!, rate!.kesPerUsdt);
   let kes: number | null = null;
   if (mobile) {
@@ -46,16 +48,26 @@ async function resolveAmounts(deps: ApiDeps, auth: AuthContext, input: CreateLin
   return { usdtMicro, kes, rate };
 }
 
+function unlessRateUnavailable(err: unknown): null {
+  if (err instanceof AppError && err.code === 'rate_unavailable') return null;
+  throw err;
+}
+
 /**
  * Creates a payment link: checks rail availability, fixes amounts, and opens the payment request
- * (addresses, read model, workflow; see payment-requests.ts).
+ * (addresses, read model, workflow; see payment-requests.ts). Its id comes from `ids`, so that a
+ * retry under the same Idempotency-Key completes the same link (api/plugins/idempotency.ts).
  */
-export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input: CreateLinkInput) {
+export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input: CreateLinkInput, ids: RequestIds = freshIds) {
+  const id = await ids.idFor('paymentLink');
+  // A retry of an Idempotency-Key whose first attempt died after writing the link completes that link.
+  const resumed = await resumePaymentRequest(deps, auth, id);
+  if (resumed) return paymentLinkDto(resumed, deps.config.checkoutBaseUrl);
   await assertRailsAvailable(deps, auth, input.enabledRails, 'enabledRails');
   const { usdtMicro, kes, rate } = await resolveAmounts(deps, auth, input);
   const row = await openPaymentRequest(deps, auth, {
     kind: 'payment_link',
-    id: newId('paymentLink'),
+    id,
     rails: input.enabledRails,
     usdtMicro,
     kes,

@@ -1,11 +1,12 @@
-import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { sql } from 'slonik';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { allocateAddressIndex, deleteLink, insertLink, type LinkRow } from '../../db/payment-link-repo.js';
-import { findStoreConnections, findStorePolicy, findWalletKeys } from '../../db/store-repo.js';
+import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
+import { deleteLink, findLinkById, insertLink, type LinkRow } from '../../db/payment-link-repo.js';
+import { findStoreConnections, findStorePolicy, findWalletKeys, type StorePolicy } from '../../db/store-repo.js';
 import { AppError } from '../../domain/errors.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
-import { formatUsdt } from '../../domain/money.js';
+import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { availableRails, rails as railSpecs, type RailId, type RailRequirement } from '../../domain/rails.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
 import { newSolanaReference } from '../../domain/solana-pay.js';
@@ -40,6 +41,14 @@ export async function assertRailsAvailable(deps: ApiDeps, auth: AuthContext, wan
 
 const zShortcode = z.object({ shortcode: z.string() });
 
+/**
+ * The key's next link-branch address that no link or invoice was ever given (the sequence is the
+ * key's, shared by every store and environment holding it: db/link-address-repo.ts).
+ */
+function linkAddress(tx: CommonQueryMethods, family: LinkAddressFamily, xpub: string, ownerId: string) {
+  return allocateLinkAddress(tx, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index) });
+}
+
 export interface PaymentRequestSpec {
   kind: 'payment_link' | 'invoice';
   id: string;
@@ -52,6 +61,18 @@ export interface PaymentRequestSpec {
   metadata: Record<string, unknown> | null;
   redirectUrl: string | null;
   expiresInMinutes: number;
+}
+
+/**
+ * A request whose row a crashed attempt of the same Idempotency-Key already wrote (`id` came
+ * from `ids.idFor`): its workflow is started if it was not (a no-op if it was), and the row is
+ * what the first attempt would have answered with. Null when there is no such row.
+ */
+export async function resumePaymentRequest(deps: ApiDeps, auth: AuthContext, id: string): Promise<LinkRow | null> {
+  const row = await findLinkById(deps.pool, id);
+  if (!row || row.store_id !== auth.storeId || row.environment !== auth.environment) return null;
+  await startRequestWorkflow(deps, auth, row);
+  return row;
 }
 
 /**
@@ -73,7 +94,9 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
 
   const row = await deps.pool.transaction(async (tx) => {
     const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
-    const index = has('USDT_TRON') || needsEvm ? await allocateAddressIndex(tx, auth.storeId, auth.environment) : null;
+    // TRON first, then EVM: every creation locks key sequences in the same order.
+    const tron = has('USDT_TRON') ? await linkAddress(tx, 'tron', keys.tron!, spec.id) : null;
+    const evm = needsEvm ? await linkAddress(tx, 'evm', keys.evm!, spec.id) : null;
     const shortcode = has('MOBILE_MONEY')
       ? await tx.maybeOneFirst(sql.type(zShortcode)`SELECT shortcode FROM mobile_money_connections WHERE store_id = ${auth.storeId} AND environment = ${auth.environment}`)
       : null;
@@ -87,9 +110,9 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
       kesPerUsdt: spec.rate?.kesPerUsdt ?? null,
       rateSource: spec.rate?.source ?? null,
       enabledRails: spec.rails,
-      addressIndex: index,
-      tronAddress: has('USDT_TRON') ? deriveAddress(keys.tron!, 'tron', linkBranch, index!) : null,
-      evmAddress: needsEvm ? deriveAddress(keys.evm!, 'evm', linkBranch, index!) : null,
+      addressIndex: null,
+      tronAddress: tron?.address ?? null,
+      evmAddress: evm?.address ?? null,
       solanaAddress: has('USDT_SOL') ? keys.solana : null,
       solanaReference: has('USDT_SOL') ? newSolanaReference() : null,
       solanaMint,
@@ -102,15 +125,26 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
       watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
     });
   });
+  await startRequestWorkflow(deps, auth, row, policy);
+  return row;
+}
 
+/**
+ * Starts the workflow that owns a request, with its input taken from the row: the first attempt
+ * and a retry after a crash start the same workflow, and a workflow that already exists under
+ * the id (an attempt that died after starting it) counts as started.
+ */
+async function startRequestWorkflow(deps: ApiDeps, auth: AuthContext, row: LinkRow, knownPolicy?: StorePolicy): Promise<void> {
+  const policy = knownPolicy ?? (await findStorePolicy(deps.pool, auth.storeId, auth.environment));
+  const rails = row.enabled_rails as RailId[];
   const workflowInput: PaymentLinkInput = {
-    linkId: spec.id,
+    linkId: row.id,
     storeId: auth.storeId,
     environment: auth.environment,
-    enabledRails: spec.rails,
-    usdtAmountMicro: String(spec.usdtMicro),
-    mobileMoneyAmount: spec.kes,
-    merchantRef: spec.merchantRef,
+    enabledRails: rails,
+    usdtAmountMicro: String(parseUsdt(row.usdt_amount)),
+    mobileMoneyAmount: row.mobile_money_amount,
+    merchantRef: row.merchant_ref,
     expiresAtMs: Date.parse(row.expires_at),
     lateWatchMinutes: policy.lateWatchMinutes,
     underpaymentToleranceBps: policy.underpaymentToleranceBps,
@@ -119,9 +153,9 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
     historyEventLimit: deps.config.linkHistoryEventLimit,
   };
   try {
-    await ensureChainWatchers(deps.temporal, deps.config, spec.rails, auth.environment);
-    await deps.temporal.workflow.start<typeof paymentLink>(spec.kind === 'invoice' ? 'invoice' : 'paymentLink', {
-      workflowId: requestWorkflowId(spec.kind, spec.id),
+    await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
+    await deps.temporal.workflow.start<typeof paymentLink>(row.kind === 'invoice' ? 'invoice' : 'paymentLink', {
+      workflowId: requestWorkflowId(row.kind, row.id),
       taskQueue: taskQueueName(deps.config.temporal.taskQueuePrefix, 'payments'),
       args: [workflowInput],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -129,13 +163,13 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
         { key: searchAttributes.status, value: 'PENDING' },
         { key: searchAttributes.store, value: auth.storeId },
         { key: searchAttributes.environment, value: auth.environment },
-        ...(spec.merchantRef ? [{ key: searchAttributes.merchantRef, value: spec.merchantRef.slice(0, 200) }] : []),
+        ...(row.merchant_ref ? [{ key: searchAttributes.merchantRef, value: row.merchant_ref.slice(0, 200) }] : []),
       ],
     });
   } catch (err) {
-    await deleteLink(deps.pool, spec.id).catch(() => undefined);
-    deps.logger?.error({ err, id: spec.id }, 'could not start the payment workflow');
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    await deleteLink(deps.pool, row.id).catch(() => undefined);
+    deps.logger?.error({ err, id: row.id }, 'could not start the payment workflow');
     throw new AppError('upstream_unavailable', 'The payment engine is unavailable; nothing was created. Retry with the same Idempotency-Key.');
   }
-  return row;
 }

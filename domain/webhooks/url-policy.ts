@@ -1,47 +1,16 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { Environment } from '../environment.js';
+import { describeAddress, isForbiddenAddress } from './address-policy.js';
+
+export { isForbiddenAddress };
 
 /**
- * Where Malipo may send webhooks. In `test`, any http(s) URL (a merchant's laptop, a tunnel, a
- * container on the same network). In `live`, https only, and never an address inside the
- * server's own networks: loopback, private, link-local (where cloud metadata services live),
- * carrier-grade NAT, multicast and reserved ranges — otherwise an API key could make Malipo call
- * internal services (SSRF). The same address check runs again at every delivery attempt on the
- * addresses the host resolves to then, so a DNS answer that changes after creation (rebinding)
- * is caught.
+ * Where Malipo may send webhooks: the checks on the URL itself. In `live`, https only, to a
+ * public host; in `test`, http too. Which addresses the host may resolve to (public only in live;
+ * in test also the private networks the operator allows) is `address-policy.ts`, applied at
+ * registration and again at every delivery attempt on the addresses the host resolves to then,
+ * so a DNS answer that changes after creation (rebinding) is caught.
  */
-const forbidden = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) forbidden.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) forbidden.addSubnet(net, prefix, 'ipv6');
-
-/** IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64): the IPv4 part decides. */
-function embeddedIpv4(address: string): string | undefined {
-  const m = /^(?:::ffff:|::|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
-  if (!m) return undefined;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2]!, 16);
-  const lo = parseInt(m[3]!, 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
-}
-
-/** True for an address a live webhook must never reach. Unparseable input counts as forbidden. */
-export function isForbiddenAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const family = isIP(bare);
-  if (family === 4) return forbidden.check(bare, 'ipv4');
-  if (family !== 6) return true;
-  const v4 = embeddedIpv4(bare);
-  if (v4) return forbidden.check(v4, 'ipv4');
-  return forbidden.check(bare, 'ipv6');
-}
-
 export type UrlCheck = { ok: true; url: URL; ipLiteral: string | undefined } | { ok: false; message: string };
 
 const maxUrlLength = 2048;
@@ -70,7 +39,7 @@ export function checkWebhookUrl(raw: string, env: Environment): UrlCheck {
     return { ok: false, message: `must name a public host with a live key; '${host}' is an internal name` };
   }
   if (ipLiteral && isForbiddenAddress(ipLiteral)) {
-    return { ok: false, message: `must not point at a private, loopback, link-local or reserved address with a live key (${host})` };
+    return { ok: false, message: `must not point at a private, loopback, link-local or reserved address with a live key (${describeAddress(ipLiteral)})` };
   }
   return { ok: true, url, ipLiteral };
 }

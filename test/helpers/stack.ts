@@ -6,7 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { buildApp } from '../../api/app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
-import { defaultLiveSources, RateService } from '../../activities/rates/rate-service.js';
+import { rateServiceFor } from '../../activities/rates/rate-service.js';
 import { createStore, type CreatedStore } from '../../db/store-repo.js';
 import { randomToken } from '../../domain/ids.js';
 import { loadConfig, type Config } from '../../runtime/config.js';
@@ -63,7 +63,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
   let workers = await newWorkers();
   let running = workers.run();
-  const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: defaultLiveSources(config.rateUrl) });
+  const rates = rateServiceFor(config, pool);
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger });
   // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.
   await app.listen({ host: '127.0.0.1', port: env.PORT ? config.port : 0 });

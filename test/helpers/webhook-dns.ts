@@ -1,15 +1,16 @@
 import { createSocket, type Socket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 
 /**
  * A tiny authoritative DNS server over UDP (RFC 1035 wire format) for webhook SSRF tests: it
- * answers A queries from a table the test changes at will (TTL 0, so nothing is cached), AAAA
- * queries with an empty answer, and unknown names with NXDOMAIN. Point WEBHOOK_DNS_SERVERS at
- * `server` to make a live hostname resolve to an address of the test's choosing — and to change
- * that answer between endpoint creation and delivery (DNS rebinding).
+ * answers A and AAAA queries from a table the test changes at will (TTL 0, so nothing is
+ * cached), and unknown names with NXDOMAIN. A name maps to one address or to several (IPv4
+ * ones answer A queries, IPv6 ones AAAA queries). Point WEBHOOK_DNS_SERVERS at `server` to make
+ * a hostname resolve to addresses of the test's choosing — and to change that answer between
+ * endpoint creation and delivery (DNS rebinding).
  */
 export class TestDnsServer {
-  readonly records = new Map<string, string>();
+  readonly records = new Map<string, string | readonly string[]>();
   private constructor(private socket: Socket) {}
 
   static async start(): Promise<TestDnsServer> {
@@ -39,28 +40,48 @@ export class TestDnsServer {
     const questionEnd = offset + 5; // zero label, QTYPE, QCLASS
     const qtype = msg.readUInt16BE(offset + 1);
     const name = labels.join('.').toLowerCase();
-    const address = this.records.get(name);
+    const known = this.records.get(name);
+    const family = qtype === 1 ? 4 : qtype === 28 ? 6 : 0;
+    const addresses = known === undefined ? [] : [known].flat().filter((a) => isIP(a) === family);
     const header = Buffer.alloc(12);
     msg.copy(header, 0, 0, 2); // same id
     const rd = msg[2]! & 0x01;
     header[2] = 0x84 | rd; // QR=1, AA=1, RD copied
-    header[3] = address === undefined ? 0x03 : 0x00; // NXDOMAIN or NOERROR
+    header[3] = known === undefined ? 0x03 : 0x00; // NXDOMAIN or NOERROR
     header.writeUInt16BE(1, 4);
-    const answers = address !== undefined && qtype === 1 ? 1 : 0;
-    header.writeUInt16BE(answers, 6);
+    header.writeUInt16BE(addresses.length, 6);
     const question = msg.subarray(12, questionEnd);
-    if (!answers) return Buffer.concat([header, question]);
-    const rr = Buffer.alloc(16);
-    rr.writeUInt16BE(0xc00c, 0); // pointer to the question's name
-    rr.writeUInt16BE(1, 2); // A
-    rr.writeUInt16BE(1, 4); // IN
-    rr.writeUInt32BE(0, 6); // TTL 0
-    rr.writeUInt16BE(4, 10);
-    address!.split('.').forEach((octet, i) => rr.writeUInt8(Number(octet), 12 + i));
-    return Buffer.concat([header, question, rr]);
+    return Buffer.concat([header, question, ...addresses.map((a) => record(qtype, addressBytes(a)))]);
   }
 
   close(): Promise<void> {
     return new Promise((resolve) => this.socket.close(() => resolve()));
   }
+}
+
+function record(qtype: number, rdata: Buffer): Buffer {
+  const rr = Buffer.alloc(12);
+  rr.writeUInt16BE(0xc00c, 0); // pointer to the question's name
+  rr.writeUInt16BE(qtype, 2);
+  rr.writeUInt16BE(1, 4); // IN
+  rr.writeUInt32BE(0, 6); // TTL 0
+  rr.writeUInt16BE(rdata.length, 10);
+  return Buffer.concat([rr, rdata]);
+}
+
+function addressBytes(address: string): Buffer {
+  if (isIP(address) === 4) return Buffer.from(address.split('.').map(Number));
+  let text = address;
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const out = Buffer.alloc(16);
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
 }

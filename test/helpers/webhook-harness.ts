@@ -21,6 +21,12 @@ export function encryptionEnv(...keys: EncryptionKey[]): { ENCRYPTION_KEY: strin
   return { ENCRYPTION_KEY: ring.map(formatKeyEntry).join(','), DATA_DIR: '/nonexistent-malipo-test-dir' };
 }
 
+/**
+ * The operator's opt-in that lets test-mode webhooks reach loopback addresses, which is where the
+ * suite's receivers listen (docs/webhooks.md, "URL rules").
+ */
+export const loopbackWebhooks = { WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback' } as const;
+
 /** A payment-link-like `data` with the things that must survive unchanged: merchantRef and metadata. */
 export const linkData = (ref: string) => ({
   id: 'pl_0123456789abcdefghijklmn',

@@ -79,7 +79,7 @@ describe('dashboard sign-in', () => {
   it('refuses a wrong, publishable or malformed key with the API message and opens no session', async () => {
     const s = await stack.createStore('Refusals');
     const cases: [string, number, string][] = [
-      [`sk_test_${'x'.repeat(40)}`, 401, 'The API key is unknown or has been revoked.'],
+      [`sk_test_${'x'.repeat(40)}`, 401, 'The API key is unknown: check that it was copied whole.'],
       [s.keys.test.publishableKey, 403, 'a publishable key (pk_…) was pasted'],
       ['hello', 401, 'The API key is not valid. Secret keys start with sk_test_ or sk_live_.'],
       ['', 401, 'Paste your secret API key'],

@@ -69,11 +69,19 @@ describe('Idempotency-Key on routes that answer with a secret', () => {
   });
 
   it('stores an error answer as it is (it has no secret) and replays it', async () => {
+    const unknown = `/v1/webhook-endpoints/we_${'0'.repeat(24)}/roll-secret`;
+    const first = await post(unknown, 'roll-unknown');
+    expect(first.status).toBe(404);
+    const again = await post(unknown, 'roll-unknown');
+    expect([again.status, again.headers['idempotent-replayed'], again.body.error.code]).toEqual([404, 'true', first.body.error.code]);
+    expect((await record('roll-unknown')).body).not.toHaveProperty('$sealed');
+  });
+
+  it('keeps no record of a 400: the request was refused before anything ran', async () => {
     const first = await post('/v1/webhook-endpoints', 'create-bad', { url: 'ftp://example.com/h' });
     expect(first.status).toBe(400);
-    const again = await post('/v1/webhook-endpoints', 'create-bad', { url: 'ftp://example.com/h' });
-    expect([again.status, again.headers['idempotent-replayed'], again.body.error.code]).toEqual([400, 'true', first.body.error.code]);
-    expect((await record('create-bad')).body).not.toHaveProperty('$sealed');
+    const fixed = await post('/v1/webhook-endpoints', 'create-bad', { url: 'https://example.com/fixed' });
+    expect([fixed.status, fixed.headers['idempotent-replayed']]).toEqual([201, undefined]);
   });
 
   it('credentials:reencrypt moves the sealed secrets to the new key and forgets expired records', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createPaymentLink } from '../../api/services/payment-links.js';
-import { defaultLiveSources, RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../activities/rates/rate-service.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { updateStorePolicy } from '../../db/store-repo.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
@@ -38,7 +38,7 @@ const deps = () => ({
   pool: stack.pool,
   temporal: stack.temporal,
   rateLimitStore: undefined as never,
-  rates: new RateService({ testKesPerUsdt: '130', sources: defaultLiveSources(undefined) }),
+  rates: new RateService({ testKesPerUsdt: '130', sources: [] }),
 });
 
 async function createLink(payload: Record<string, unknown>) {

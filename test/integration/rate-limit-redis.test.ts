@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomToken } from '../../domain/ids.js';
 import { checkRateLimit, redisRateLimitStore, type RateLimitStore } from '../../api/plugins/rate-limit.js';
 import { buildApp } from '../../api/app.js';
-import { defaultLiveSources, RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../activities/rates/rate-service.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -29,7 +29,7 @@ async function apiInstance(): Promise<string> {
   stores.push(store);
   const app = await buildApp({
     config: stack.config, pool: stack.pool, temporal: stack.temporal, rateLimitStore: store,
-    rates: new RateService({ testKesPerUsdt: '130', sources: defaultLiveSources(undefined) }),
+    rates: new RateService({ testKesPerUsdt: '130', sources: [] }),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address() as { port: number };

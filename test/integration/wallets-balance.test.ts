@@ -5,6 +5,7 @@ import { deriveAddress } from '../../domain/hd/derive.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
+import { randomAccountXpubs } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
@@ -133,7 +134,8 @@ describe('balance request validation', () => {
 
   it('refuses a network whose xpub is not registered', async () => {
     const other = await stack.createStore('Tron only');
-    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/tron`, payload: { xpub: tronXpub }, key: other.keys.test.secretKey });
+    // A key of its own: a key belongs to one store.
+    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/tron`, payload: { xpub: randomAccountXpubs().tron }, key: other.keys.test.secretKey });
     const res = await balance(0, 'BSC', other.keys.test.secretKey);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'wallet_not_connected', param: 'network' });

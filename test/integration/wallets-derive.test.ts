@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { findHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
+import { randomAccountXpubs } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const evmXpub = 'xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt';
@@ -84,7 +85,8 @@ describe('POST /v1/wallets/derive', () => {
 
   it('keeps the largest index when many derivations race', async () => {
     const other = await stack.createStore('Racer');
-    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/evm`, payload: { xpub: evmXpub }, key: other.keys.test.secretKey });
+    // A key of its own: a key belongs to one store.
+    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/evm`, payload: { xpub: randomAccountXpubs().evm }, key: other.keys.test.secretKey });
     const indexes = Array.from({ length: 40 }, (_, i) => (i * 7919) % 1000);
     const answers = await Promise.all(indexes.map((index) => derive({ index }, other.keys.test.secretKey)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
@@ -102,7 +104,7 @@ describe('POST /v1/wallets/derive', () => {
   ];
   it.each(invalid)('refuses %s with a 400 naming the field, and stores nothing', async (_what, payload, code, message) => {
     const other = await stack.createStore('Untouched');
-    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/tron`, payload: { xpub: tronXpub }, key: other.keys.test.secretKey });
+    await stack.request({ method: 'PUT', url: `/v1/merchant/clients/${other.clientId}/wallets/tron`, payload: { xpub: randomAccountXpubs().tron }, key: other.keys.test.secretKey });
     const res = await derive(payload, other.keys.test.secretKey);
     expect({ status: res.status, code: res.body.error.code }).toEqual({ status: 400, code });
     expect(res.body.error.param).toBe(code === 'unknown_field' ? 'user' : 'index');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, eventually, linkData, webhookHarness } from '../helpers/webhook-harness.js';
+import { encryptionEnv, eventually, linkData, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 
@@ -14,7 +14,7 @@ let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...encryptionEnv() });
+  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {
@@ -43,7 +43,7 @@ describe('delivery', () => {
     const log = await eventually(() => deliveries(store, ep.id), (d) => d.length === 1, 'the delivery log');
     expect(log[0]).toEqual({
       id: expect.stringMatching(/^wd_[0-9a-z]{24}$/), eventId: event.id, eventType: 'payment_link.confirmed', attempt: 1,
-      status: 'succeeded', responseStatus: 200, latencyMs: expect.any(Number), error: null, responseBody: 'ok', createdAt: expect.any(String),
+      status: 'succeeded', responseStatus: 200, latencyMs: expect.any(Number), error: null, responseBody: null, createdAt: expect.any(String),
     });
     const dispatchedAt = await stack.pool.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT dispatched_at AS d FROM events WHERE id = ${event.id}`);
     expect(dispatchedAt).not.toBeNull();
@@ -115,7 +115,7 @@ describe('retries', () => {
     await spare.down();
   });
 
-  it('retries 500s, logging each status and the start of the response body', async () => {
+  it('retries 500s, logging each status (never the body: the receiver is on loopback)', async () => {
     const store = await stack.createStore();
     receiver.on('/flaky', (_req, nth) => (nth <= 2 ? { status: 500, body: `boom ${nth} ${'x'.repeat(5000)}` } : { status: 204 }));
     const ep = await endpoint(store, '/flaky');
@@ -123,8 +123,7 @@ describe('retries', () => {
     const log = await eventually(() => deliveries(store, ep.id), (d) => d[0]?.status === 'succeeded', 'the success');
     expect(log.map((d) => [d.attempt, d.status, d.responseStatus])).toEqual([[3, 'succeeded', 204], [2, 'failed', 500], [1, 'failed', 500]]);
     expect(log[1]!.error).toBe('HTTP 500');
-    expect(log[1]!.responseBody).toMatch(/^boom 2 x+$/);
-    expect(log[1]!.responseBody).toHaveLength(1024);
+    expect(log.map((d) => d.responseBody)).toEqual([null, null, null]);
     const got = receiver.requestsTo('/flaky');
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
     for (const r of got) expect(verifyWebhook(ep.secret, r)).toBeTruthy();
@@ -149,7 +148,7 @@ describe('retries', () => {
     await emit(store);
     const log = await eventually(() => deliveries(store, ep.id), (d) => d[0]?.status === 'succeeded', 'the success');
     expect(log[2]).toMatchObject({ status: 'failed', responseStatus: 302 });
-    expect(log[2]!.error).toContain(`redirect to ${receiver.url('/target')} not followed`);
+    expect(log[2]!.error).toBe('HTTP 302 redirect not followed; set the endpoint URL to the final address');
     expect(receiver.requestsTo('/target')).toEqual([]);
   });
 

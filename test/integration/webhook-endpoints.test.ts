@@ -5,11 +5,12 @@ import pino from 'pino';
 import { RateService } from '../../activities/rates/rate-service.js';
 import { buildApp } from '../../api/app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
+import { insertEvent } from '../../db/event-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv } from '../helpers/webhook-harness.js';
+import { attemptWithLog, encryptionEnv, linkData } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 
 let stack: Stack;
@@ -17,8 +18,10 @@ let dns: TestDnsServer;
 let store: CreatedStore;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
+  // No WEBHOOK_TEST_ALLOWED_NETWORKS: the default of a deployment with its own PostgreSQL and Temporal.
   stack = await startStack({ WEBHOOK_DNS_SERVERS: dns.server, ...encryptionEnv() });
   store = await stack.createStore('Hooks');
+  dns.records.set('example.com', '93.184.216.34');
 });
 afterAll(async () => {
   await stack?.stop();
@@ -29,11 +32,11 @@ const create = (key: string, payload: unknown) => stack.request({ method: 'POST'
 
 describe('POST /v1/webhook-endpoints', () => {
   it('creates an endpoint for every event type and shows the whsec_ secret once', async () => {
-    const res = await create(store.keys.test.secretKey, { url: 'http://127.0.0.1:9/hooks' });
+    const res = await create(store.keys.test.secretKey, { url: 'http://example.com/hooks' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^we_[0-9a-z]{24}$/),
-      url: 'http://127.0.0.1:9/hooks',
+      url: 'http://example.com/hooks',
       enabledEvents: ['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid'],
       environment: 'test',
       status: 'enabled',
@@ -84,6 +87,8 @@ describe('live endpoints (SSRF)', () => {
     ['https://127.0.0.1/h', 'loopback'],
     ['https://[::1]/h', 'loopback'],
     ['https://[::ffff:127.0.0.1]/h', 'loopback'],
+    ['https://[::ffff:0:a9fe:a9fe]/h', '169.254.169.254'],
+    ['https://[2002:a9fe:a9fe::1]/h', '169.254.169.254'],
     ['https://0x7f000001/h', 'loopback'],
     ['https://10.0.0.5/h', 'private'],
     ['https://192.168.1.20/h', 'private'],
@@ -101,13 +106,73 @@ describe('live endpoints (SSRF)', () => {
     expect(res.body.error.message).toContain(message);
   });
 
-  it('accepts https to a host that resolves to public addresses, and an http URL to localhost in test', async () => {
+  it('accepts https to a host that resolves to public addresses', async () => {
     dns.records.set('hooks.example.test', '93.184.216.34');
     const live = await create(store.keys.live.secretKey, { url: 'https://hooks.example.test/malipo' });
     expect(live.status).toBe(201);
     expect(live.body.environment).toBe('live');
     expect((await create(store.keys.live.secretKey, { url: 'https://93.184.216.34/h' })).status).toBe(201);
-    expect((await create(store.keys.test.secretKey, { url: 'http://localhost:3000/h' })).status).toBe(201);
+  });
+});
+
+describe('test endpoints (SSRF), without WEBHOOK_TEST_ALLOWED_NETWORKS', () => {
+  it.each([
+    ['http://127.0.0.1:3000/h', '127.0.0.1'],
+    ['http://localhost:3000/h', '127.0.0.1'],
+    ['http://app.localhost:3000/h', '127.0.0.1'],
+    ['http://[::1]:3000/h', '::1'],
+    ['http://2130706433/h', '127.0.0.1'],
+    ['http://0177.0.0.1/h', '127.0.0.1'],
+    ['http://0x7f.1/h', '127.0.0.1'],
+    ['http://[::ffff:127.0.0.1]/h', '127.0.0.1'],
+    ['http://0.0.0.0:3000/h', '0.0.0.0'],
+    ['http://0/h', '0.0.0.0'],
+    ['http://[::]/h', '::'],
+    ['http://169.254.169.254/latest/meta-data/', '169.254.169.254'],
+    ['http://2852039166/latest/meta-data/', '169.254.169.254'],
+    ['http://0251.0376.0251.0376/latest/meta-data/', '169.254.169.254'],
+    ['http://[::ffff:169.254.169.254]/latest/meta-data/', '169.254.169.254'],
+    ['http://[::ffff:0:a9fe:a9fe]/latest/meta-data/', '169.254.169.254'],
+    ['http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', '169.254.169.254'],
+    ['http://[fd00:ec2::254]/latest/meta-data/', 'fd00:ec2::254'],
+    ['http://[fe80::1]/h', 'fe80::1'],
+    ['http://10.0.0.5/h', '10.0.0.5'],
+    ['http://172.17.0.2:8080/h', '172.17.0.2'],
+    ['http://192.168.1.20/h', '192.168.1.20'],
+    ['http://100.100.100.200/latest/meta-data/', '100.100.100.200'],
+    ['http://meta.example.test/latest/meta-data/', 'resolves to 169.254.169.254'],
+    ['http://rebind.example.test/h', 'resolves to 10.1.2.3'],
+    ['http://mixed.example.test/h', 'resolves to 10.9.9.9'],
+    ['http://v6.example.test/h', 'resolves to fd12::7'],
+    ['http://mapped.example.test/h', '169.254.169.254'],
+  ])('refuses %s with a 400 naming url', async (url, message) => {
+    dns.records.set('meta.example.test', '169.254.169.254');
+    dns.records.set('rebind.example.test', '10.1.2.3');
+    dns.records.set('mixed.example.test', ['93.184.216.34', '10.9.9.9']);
+    dns.records.set('v6.example.test', ['93.184.216.34', 'fd12::7']);
+    dns.records.set('mapped.example.test', ['::ffff:169.254.169.254']);
+    const res = await create(store.keys.test.secretKey, { url });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_field', param: 'url' });
+    expect(res.body.error.message).toContain(message);
+  });
+
+  it('accepts public hosts and hosts that do not resolve yet, and checks again at delivery: private by then means not sent', async () => {
+    dns.records.set('later.example.test', '93.184.216.34');
+    for (const url of ['http://93.184.216.34/h', 'https://[2606:4700::6810:84e5]/h', 'http://not-yet.example.test/h']) {
+      expect({ url, status: (await create(store.keys.test.secretKey, { url })).status }).toEqual({ url, status: 201 });
+    }
+    const ep = await create(store.keys.test.secretKey, { url: 'http://later.example.test/h' });
+    expect(ep.status).toBe(201);
+    dns.records.set('later.example.test', '10.0.0.7');
+    const event = await insertEvent(stack.pool, {
+      storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: 'later', data: linkData('later'), createdAt: new Date().toISOString(),
+    });
+    const { result, deliveryId } = await attemptWithLog(stack, stack.config, event.id, ep.body.id);
+    expect(result).toMatchObject({ outcome: 'failed', responseStatus: null });
+    const log = await stack.request({ method: 'GET', url: `/v1/webhook-endpoints/${ep.body.id}/deliveries`, key: store.keys.test.secretKey });
+    expect(log.body.data).toEqual([expect.objectContaining({ id: deliveryId, status: 'failed', responseStatus: null, responseBody: null })]);
+    expect(log.body.data[0].error).toContain("not sent: the URL host 'later.example.test' resolves to 10.0.0.7");
   });
 });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, eventually, webhookHarness } from '../helpers/webhook-harness.js';
+import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -14,7 +14,7 @@ let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
   dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...encryptionEnv() });
+  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {
@@ -96,7 +96,7 @@ describe('safety nets', () => {
     await emit(store, { env: 'live' });
     const [d] = await eventually(() => deliveries(store, res.body.id, 'live'), (l) => l.length >= 1, 'the refused attempt');
     expect(d).toMatchObject({ status: 'failed', responseStatus: null });
-    expect(d!.error).toContain("resolves to 127.0.0.1, a private, loopback, link-local or reserved address");
+    expect(d!.error).toContain("resolves to 127.0.0.1, a loopback address; live webhooks only go to public addresses");
     expect(receiver.connections).toBe(connectionsBefore);
   });
 

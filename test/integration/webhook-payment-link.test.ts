@@ -2,14 +2,14 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv } from '../helpers/webhook-harness.js';
+import { encryptionEnv, loopbackWebhooks } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let stack: Stack;
 let store: CreatedStore;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
-  stack = await startStack(encryptionEnv());
+  stack = await startStack({ ...loopbackWebhooks, ...encryptionEnv() });
   store = await stack.createStore('Webhook e2e');
   await connectAllRails(stack, store.clientId, 'test');
   receiver = await WebhookReceiver.start();

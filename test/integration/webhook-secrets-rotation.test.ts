@@ -10,7 +10,7 @@ import { credentialKeyId, decryptCredential, generateKey, keyringOf } from '../.
 import { generateWebhookSecret } from '../../domain/webhooks/signing.js';
 import { loadConfig } from '../../runtime/config.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { attemptWithLog, encryptionEnv, webhookHarness } from '../helpers/webhook-harness.js';
+import { attemptWithLog, encryptionEnv, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const keyA = generateKey('keyA');
@@ -19,7 +19,7 @@ const keyB = generateKey('keyB');
 let stack: Stack;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
-  stack = await startStack(encryptionEnv(keyA));
+  stack = await startStack({ ...loopbackWebhooks, ...encryptionEnv(keyA) });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {
@@ -111,7 +111,7 @@ describe('key rotation with `npx malipo credentials:reencrypt`', () => {
     expect(open([keyB], store.clientId, plain.id, (await stored(plain.id)).secret)).toBe(plain.secret);
 
     // With only the new key, a worker still signs with the same secret.
-    const onlyB = loadConfig({ ...encryptionEnv(keyB), DATABASE_URL: stack.config.databaseUrl!, TEMPORAL_ADDRESS: stack.config.temporal.address! });
+    const onlyB = loadConfig({ ...loopbackWebhooks, ...encryptionEnv(keyB), DATABASE_URL: stack.config.databaseUrl!, TEMPORAL_ADDRESS: stack.config.temporal.address! });
     const { event } = await emit(store, { dispatch: false });
     expect((await attemptWithLog(stack, onlyB, event.id, ep.id)).result.outcome).toBe('succeeded');
     expect(verifyWebhook(ep.secret, receiver.requestsTo('/rotated')[0]!)).toBeTruthy();

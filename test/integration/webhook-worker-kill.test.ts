@@ -6,14 +6,14 @@ import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import { insertEvent } from '../../db/event-repo.js';
 import { createWorkers } from '../../worker/worker.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv } from '../helpers/webhook-harness.js';
+import { encryptionEnv, loopbackWebhooks } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let stack: Stack;
 let receiver: WebhookReceiver;
 let child: ChildProcess | undefined;
-// One key for the test's workers and the spawned worker process: both decrypt the secrets.
-const encryption = encryptionEnv();
+// One key for the test's workers and the spawned worker process: both decrypt the secrets (and may reach the loopback receiver).
+const encryption = { ...loopbackWebhooks, ...encryptionEnv() };
 beforeAll(async () => {
   stack = await startStack(encryption);
   receiver = await WebhookReceiver.start();

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret, webhookHeaders } from '../../domain/webhooks/signing.js';
 import { maxAttempts, retryDelayMs, retryScheduleSeconds } from '../../domain/webhooks/retry-schedule.js';
+import { checkAddress, testAllowList } from '../../domain/webhooks/address-policy.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../../domain/webhooks/url-policy.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 
@@ -42,6 +43,7 @@ describe('webhook URL policy', () => {
   it.each([
     '127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0',
     '::1', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', 'fd00:ec2::254', 'fe80::1%eth0', '64:ff9b::a00:1', 'ff02::1',
+    '::ffff:0:a9fe:a9fe', '::ffff:0:7f00:1', '2002:a9fe:a9fe::1', '2002:7f00:1::', '2002:a00:1::5',
     'not-an-ip',
   ])('forbids %s', (address) => expect(isForbiddenAddress(address)).toBe(true));
 
@@ -67,6 +69,26 @@ describe('webhook URL policy', () => {
     if (!check.ok) expect(check.message).toContain(message);
   });
 
+  it('lets test webhooks reach private addresses only inside the allowed networks, never link-local, never in live', () => {
+    const allowed = testAllowList(['127.0.0.0/8', '::1/128', '172.17.0.0/16']);
+    for (const address of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '172.17.0.2']) {
+      expect({ address, verdict: checkAddress(address, 'test', allowed) }).toEqual({ address, verdict: { ok: true, internal: true } });
+    }
+    expect(checkAddress('93.184.216.34', 'test', allowed)).toEqual({ ok: true, internal: false });
+    expect(checkAddress('93.184.216.34', 'live', allowed)).toEqual({ ok: true, internal: false });
+    const refused = (address: string, env: 'test' | 'live', list = allowed) => {
+      const v = checkAddress(address, env, list);
+      return v.ok ? 'allowed' : v.reason;
+    };
+    expect(refused('172.18.0.1', 'test')).toBe('172.18.0.1, a private address; test webhooks reach loopback and private addresses only where the operator allows them (WEBHOOK_TEST_ALLOWED_NETWORKS)');
+    expect(refused('127.0.0.1', 'live')).toBe('127.0.0.1, a loopback address; live webhooks only go to public addresses');
+    expect(refused('2002:7f00:1::', 'test')).toContain('2002:7f00:1:: (6to4 for 127.0.0.1), a loopback address');
+    expect(refused('::ffff:a9fe:a9fe', 'test')).toBe('::ffff:a9fe:a9fe (169.254.169.254), a link-local address, which webhooks never reach');
+    // Even an allow-list that names them (the configuration refuses that) never opens link-local or unspecified addresses.
+    const reckless = testAllowList(['0.0.0.0/0', '::/0']);
+    for (const address of ['169.254.169.254', '0.0.0.0', 'fe80::1', '::', '224.0.0.1']) expect(refused(address, 'test', reckless)).toContain('which webhooks never reach');
+  });
+
   it('accepts public https URLs in live and any http(s) URL in test', () => {
     expect(checkWebhookUrl('https://example.com/hook', 'live').ok).toBe(true);
     expect(checkWebhookUrl('https://93.184.216.34/hook', 'live')).toMatchObject({ ok: true, ipLiteral: '93.184.216.34' });
@@ -77,13 +99,37 @@ describe('webhook URL policy', () => {
 });
 
 describe('webhook settings', () => {
-  it('defaults to the real schedule and the system resolvers', () => {
-    expect(loadConfig({}).webhooks).toEqual({ retryScale: 1, dnsServers: [] });
+  const cluster = { DATABASE_URL: 'postgres://db/malipo', TEMPORAL_ADDRESS: 'temporal:7233' };
+
+  it('defaults to the real schedule, the system resolvers and no private test targets', () => {
+    expect(loadConfig(cluster).webhooks).toEqual({ retryScale: 1, dnsServers: [], testAllowedNetworks: [] });
+  });
+
+  it('lets test webhooks reach loopback by default only in the embedded one-command setup', () => {
+    expect(loadConfig({}).webhooks.testAllowedNetworks).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(loadConfig({ WEBHOOK_TEST_ALLOWED_NETWORKS: 'none' }).webhooks.testAllowedNetworks).toEqual([]);
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/malipo' }).webhooks.testAllowedNetworks).toEqual([]);
+  });
+
+  it('reads WEBHOOK_TEST_ALLOWED_NETWORKS: names, CIDRs and single addresses', () => {
+    const c = loadConfig({ ...cluster, WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback, 172.17.0.0/16,fd00::/8, 10.1.2.3 ,::ffff:192.168.5.0/120' });
+    expect(c.webhooks.testAllowedNetworks).toEqual(['127.0.0.0/8', '::1/128', '172.17.0.0/16', 'fd00::/8', '10.1.2.3/32', '192.168.5.0/24']);
+    expect(loadConfig({ ...cluster, WEBHOOK_TEST_ALLOWED_NETWORKS: 'private' }).webhooks.testAllowedNetworks).toEqual([
+      '127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7',
+    ]);
+  });
+
+  it.each([
+    ['0.0.0.0/0', 'link-local'], ['169.254.0.0/16', 'link-local'], ['169.254.169.254', 'link-local'], ['160.0.0.0/4', 'link-local'],
+    ['fe80::/10', 'link-local'], ['::/0', 'link-local'], ['0.0.0.0', 'unspecified'], ['224.0.0.1', 'multicast'], ['::ffff:169.254.0.0/112', 'link-local'],
+    ['10.0.0.0/33', 'not a network'], ['bogus', 'not a network'], ['10.0.0.0/8/1', 'not a network'], ['loopback,none', 'none'],
+  ])('refuses WEBHOOK_TEST_ALLOWED_NETWORKS=%s', (value, message) => {
+    expect(() => loadConfig({ ...cluster, WEBHOOK_TEST_ALLOWED_NETWORKS: value })).toThrow(message);
   });
 
   it('reads WEBHOOK_RETRY_SCALE and WEBHOOK_DNS_SERVERS', () => {
-    const c = loadConfig({ WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: '127.0.0.1:5353, 1.1.1.1' });
-    expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'] });
+    const c = loadConfig({ ...cluster, WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: '127.0.0.1:5353, 1.1.1.1' });
+    expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'], testAllowedNetworks: [] });
   });
 
   it.each(['0', '-1', '2', 'fast'])('refuses WEBHOOK_RETRY_SCALE=%s', (value) => {

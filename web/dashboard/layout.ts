@@ -2,13 +2,14 @@ import type { FormErrors } from './forms.js';
 import { html, type SafeHtml } from './html.js';
 import type { DashboardSession } from './session.js';
 
-export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks';
+export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'keys';
 
 const sections: { id: Section; href: string; label: string }[] = [
   { id: 'links', href: '/dashboard', label: 'Payment links' },
   { id: 'mobile-money', href: '/dashboard/mobile-money', label: 'Mobile money' },
   { id: 'wallets', href: '/dashboard/wallets', label: 'Wallets' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
+  { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
 ];
 
 function document(title: string, body: SafeHtml): string {

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { checkRateLimit } from '../../api/plugins/rate-limit.js';
 import { deleteStaleDashboardSessions, insertDashboardSession, revokeDashboardSession } from '../../db/dashboard-session-repo.js';
-import { findSecretKeyOwner, type KeyOwner } from '../../db/store-repo.js';
+import { ownerOfKey } from '../../api/plugins/auth.js';
+import type { KeyOwner } from '../../db/store-repo.js';
 import { parseKeyShape } from '../../domain/api-keys.js';
 import { AppError } from '../../domain/errors.js';
 import { attempt, formOf, noErrors, type FormErrors } from './forms.js';
@@ -26,19 +27,24 @@ async function ownerOfSecretKey(deps: ApiDeps, key: string): Promise<KeyOwner> {
     throw new AppError('wrong_key_kind', 'The dashboard needs a secret key; a publishable key (pk_…) was pasted.', 'secretKey');
   }
   if (!shape) throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${prefix}_test_ or ${prefix}_live_.`, 'secretKey');
-  const owner = await findSecretKeyOwner(deps.pool, key);
-  if (!owner) throw new AppError('invalid_api_key', 'The API key is unknown or has been revoked.', 'secretKey');
-  return owner;
+  return ownerOfKey(deps, 'secret', key, 'secretKey');
 }
 
-function loginPage(errors: FormErrors, signedOut = false): string {
+type SignedOutReason = 'signedOut' | 'keyRevoked' | null;
+
+const signedOutNotices: Record<Exclude<SignedOutReason, null>, string> = {
+  signedOut: 'You are signed out.',
+  keyRevoked: 'The key this session was opened with is revoked, so you are signed out. Sign in with another secret key.',
+};
+
+function loginPage(errors: FormErrors, signedOut: SignedOutReason = null): string {
   return plainPage(
     'Sign in',
     html`<div class="card login">
 <h1>Malipo dashboard</h1>
 <p class="muted">Sign in with your store's secret key. It is checked once and never kept: your browser gets a
 session cookie that lasts 12 hours, and the key goes nowhere else.</p>
-${signedOut ? notice('ok', 'You are signed out.') : ''}
+${signedOut ? notice('ok', signedOutNotices[signedOut]) : ''}
 ${formError(errors)}
 <form method="post" action="/dashboard/login" novalidate>
 ${field({ name: 'secretKey', label: 'Secret key', type: 'password', secret: true, errors, required: true, placeholder: 'sk_test_…', hint: 'A test key opens the test environment, a live key the live one.' })}
@@ -51,7 +57,8 @@ ${field({ name: 'secretKey', label: 'Secret key', type: 'password', secret: true
 export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/login', async (request, reply) => {
     if (await loadSession(deps, request)) return reply.redirect('/dashboard', 303);
-    const signedOut = (request.query as Record<string, unknown>).signedOut === '1';
+    const query = request.query as Record<string, unknown>;
+    const signedOut: SignedOutReason = query.keyRevoked === '1' ? 'keyRevoked' : query.signedOut === '1' ? 'signedOut' : null;
     return sendPage(reply, 200, loginPage(noErrors, signedOut));
   });
 

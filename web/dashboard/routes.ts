@@ -5,6 +5,7 @@ import { AppError } from '../../domain/errors.js';
 import { sendPage } from './handlers.js';
 import { html } from './html.js';
 import { plainPage } from './layout.js';
+import { registerKeysPage } from './keys.js';
 import { registerLinksPage } from './links.js';
 import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
@@ -54,6 +55,7 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWalletsPage(scope, deps);
       registerWebhooksPage(scope, deps);
       registerWebhookDeliveriesPage(scope, deps);
+      registerKeysPage(scope, deps);
     },
     { prefix: '/dashboard' },
   );

@@ -22,7 +22,10 @@ function connectXpubRoute(kind: WalletKind, operationId: string, label: string) 
           .describe(`Account-level extended public key at ${accountPaths[kind]} (depth 3, xpub… version bytes)`),
       })
       .meta({ id: `Connect${label.replace(/\W/g, '')}Wallet` }),
-    responses: { 200: { description: 'Registered; replaces any earlier key of this kind', schema: connectedWalletSchema } },
+    responses: {
+      200: { description: 'Registered; replaces any earlier key of this kind', schema: connectedWalletSchema },
+      409: { description: 'wallet_key_in_use: another store holds this key (a key belongs to one store; its two environments may share it). Nothing is stored.' },
+    },
     handler: async ({ deps, auth, params, body }) => connectWallet(deps.pool, auth, params.clientId, kind, body.xpub),
   });
 }

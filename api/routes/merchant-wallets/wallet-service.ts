@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import { deleteWallet, upsertWallet, type WalletSlot } from '../../../db/wallet-repo.js';
+import { deleteWallet, registerStoreKey, upsertWallet, type WalletSlot } from '../../../db/wallet-repo.js';
 import type { Environment } from '../../../domain/environment.js';
 import { AppError, notFound } from '../../../domain/errors.js';
 import { deriveAddress, receiveBranch } from '../../../domain/hd/derive.js';
@@ -50,10 +50,24 @@ function parseKey(slot: WalletSlot, raw: string, param: string): { key: string; 
   }
 }
 
+/** Says what to do instead, and nothing about the store that holds the key. */
+function keyInUseMessage(slot: Exclude<WalletSlot, 'solana'>): string {
+  const nextAccount = accountPaths[slot].replace(/0'$/, "1'");
+  return (
+    'This extended public key is already registered with another store, and a key belongs to one store ' +
+    `(its test and live environments may share it). Register the key of another account, such as ${nextAccount}, or of another wallet.`
+  );
+}
+
 export async function connectWallet(pool: DatabasePool, auth: AuthContext, clientId: string, slot: WalletSlot, raw: string): Promise<ConnectedWallet> {
   assertOwnStore(auth, clientId);
   const { key, firstAddress } = parseKey(slot, raw, slot === 'solana' ? 'address' : 'xpub');
-  await upsertWallet(pool, auth.storeId, auth.environment, slot, key);
+  if (slot === 'solana') {
+    // One wallet may serve several stores: each link is found by its own Solana Pay reference.
+    await upsertWallet(pool, auth.storeId, auth.environment, slot, key);
+  } else if (!(await registerStoreKey(pool, auth.storeId, auth.environment, slot, key))) {
+    throw new AppError('wallet_key_in_use', keyInUseMessage(slot), 'xpub');
+  }
   return {
     ok: true,
     network: walletNetworks[slot],

@@ -33,9 +33,9 @@ export const createPaymentLinkRoute = defineRoute({
   auth: 'secret',
   body,
   responses: { 201: { description: 'Created', schema: paymentLinkSchema } },
-  handler: async ({ deps, auth, body, reply }) => {
+  handler: async ({ deps, auth, body, reply, ids }) => {
     const { environment: _ignored, ...input } = body;
     reply.status(201);
-    return createPaymentLink(deps, auth, input);
+    return createPaymentLink(deps, auth, input, ids);
   },
 });

@@ -26,8 +26,12 @@ export async function registerWebhookEndpoint(
   scope: Scope,
   input: { url: string; enabledEvents?: readonly WebhookEventType[] },
 ): Promise<z.infer<typeof createdSchema>> {
-  const dest = await resolveDestination(input.url, scope.environment, deps.config.webhooks.dnsServers);
-  if (!dest.ok) throw new AppError('invalid_field', `Invalid 'url': it ${dest.message}.`, 'url');
+  const dest = await resolveDestination(input.url, scope.environment, deps.config.webhooks);
+  let url: URL;
+  if (dest.ok) url = dest.url;
+  // A test URL whose host does not resolve yet (a tunnel not started) is accepted: every delivery checks it again.
+  else if (scope.environment === 'test' && dest.unresolvedUrl) url = dest.unresolvedUrl;
+  else throw new AppError('invalid_field', `Invalid 'url': it ${dest.message}.`, 'url');
   if ((await countEndpoints(deps.pool, scope)) >= maxEndpointsPerStore) {
     throw new AppError('invalid_state', `A store can have at most ${maxEndpointsPerStore} webhook endpoints per environment; delete one first.`);
   }
@@ -37,7 +41,7 @@ export async function registerWebhookEndpoint(
   const id = newId('webhookEndpoint');
   const secret = generateWebhookSecret();
   const stored = encryptWebhookSecret(keyring, { storeId: scope.storeId, environment: scope.environment, endpointId: id }, secret);
-  const row = await insertEndpoint(deps.pool, { ...scope, id, url: dest.url.href, enabledEvents: input.enabledEvents ?? defaultEnabledEvents, secret: stored });
+  const row = await insertEndpoint(deps.pool, { ...scope, id, url: url.href, enabledEvents: input.enabledEvents ?? defaultEnabledEvents, secret: stored });
   // The outbox safety net must run wherever endpoints exist; starting it is a no-op when it does.
   await ensureOutboxSweeper(deps).catch((err) => deps.logger?.warn({ err }, 'could not start the webhook outbox sweeper'));
   return { ...endpointDto(row), secret };
@@ -53,7 +57,7 @@ export const createWebhookEndpoint = defineRoute({
   // An Idempotency-Key replay answers with the same secret, kept encrypted in the idempotency record.
   idempotency: { sealedFields: ['secret'] },
   body: z.strictObject({
-    url: z.string().describe('https URL (with a test key, http is allowed too)').meta({ example: 'https://shop.example.com/malipo/webhooks' }),
+    url: z.string().describe('https URL to a public host (with a test key, http too, and private networks the operator allows)').meta({ example: 'https://shop.example.com/malipo/webhooks' }),
     enabledEvents: z
       .array(z.enum(webhookEventTypes))
       .min(1)

@@ -29,7 +29,10 @@ export const deliverySchema = z.object({
   responseStatus: z.number().int().nullable().describe('HTTP status, null when no response came'),
   latencyMs: z.number().int().nullable(),
   error: z.string().nullable().describe('Why the attempt failed: timeout, refused, non-2xx, redirect…'),
-  responseBody: z.string().nullable().describe('The start of the response body (at most 1,024 characters)'),
+  responseBody: z
+    .string()
+    .nullable()
+    .describe('The start of the response body (at most 1,024 characters); always null for a private address allowed for test webhooks'),
   createdAt: z.string(),
 });
 

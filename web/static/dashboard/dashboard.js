@@ -1,5 +1,5 @@
 // The dashboard works without JavaScript; this only adds copy buttons and a confirmation
-// before a wallet is disconnected.
+// before a wallet is disconnected or an API key is revoked.
 document.addEventListener('click', (event) => {
   const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null;
   if (!button) return;

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../domain/errors.js';
+import { jsonDepthExceeds, jsonDepthRule, maxJsonDepth } from '../../domain/json-depth.js';
+
+/**
+ * A JSON body whose fields nest deeper than `maxJsonDepth` is refused before anything reads it,
+ * with a 400 naming the field: the Idempotency-Key hash, zod, handlers and the dashboard's forms
+ * all come later. Parsing itself is safe at any depth (V8's JSON.parse and secure-json-parse's
+ * prototype scan use no recursion, and the 64 KB body limit bounds the work); what is not safe
+ * is what follows, since JSON.stringify and most walkers of a value recurse, and 6,000 levels in
+ * 12 KB overflow the stack. No field of any route needs more than 20 levels.
+ */
+export function registerBodyDepthGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const problem = bodyDepthProblem(request.body);
+    if (problem) throw problem;
+  });
+}
+
+/** The refusal for a body nested too deep, or null. Only parsed JSON (objects and arrays) is looked at. */
+export function bodyDepthProblem(body: unknown): AppError | null {
+  if (body === null || typeof body !== 'object' || body instanceof URLSearchParams) return null;
+  if (Array.isArray(body)) {
+    // Not a body any route takes, but it must still be refused before anything walks it.
+    return jsonDepthExceeds(body, maxJsonDepth + 1) ? new AppError('invalid_json', `The request body ${jsonDepthRule(maxJsonDepth + 1)}.`) : null;
+  }
+  for (const [field, value] of Object.entries(body)) {
+    if (jsonDepthExceeds(value, maxJsonDepth)) return new AppError('invalid_field', `Invalid '${field}': ${jsonDepthRule(maxJsonDepth)}.`, field);
+  }
+  return null;
+}

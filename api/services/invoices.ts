@@ -1,0 +1,48 @@
+import { findInvoiceView } from '../../db/invoice-repo.js';
+import { AppError } from '../../domain/errors.js';
+import { parseUsdt } from '../../domain/money.js';
+import { invoiceDto, railOfNetwork, type InvoiceNetwork } from '../dto/invoice.js';
+import type { ApiDeps } from '../deps.js';
+import type { AuthContext } from '../plugins/auth.js';
+import { freshIds, type RequestIds } from '../plugins/idempotency.js';
+import { assertRailsAvailable, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
+
+export interface CreateInvoiceInput {
+  amount: string;
+  network: InvoiceNetwork;
+  metadata?: Record<string, unknown>;
+  expiresInMinutes: number;
+}
+
+/**
+ * Creates a single-network USDT invoice (a payment request of kind `invoice`). Its id comes from
+ * `ids`, so that a retry under the same Idempotency-Key completes the same invoice.
+ */
+export async function createInvoice(deps: ApiDeps, auth: AuthContext, input: CreateInvoiceInput, ids: RequestIds = freshIds) {
+  if (input.network === 'SOL') {
+    // The safe shape carries an address, not a Solana Pay request: a payment to the bare wallet
+    // holds no reference, so it could not be matched to the invoice. Refuse rather than lose it.
+    throw new AppError('invalid_field', "Solana invoices are not supported: the invoice shape cannot carry the Solana Pay reference that identifies the payment. Use a payment link with USDT_SOL (its checkout shows the Solana Pay QR code).", 'network');
+  }
+  const rail = railOfNetwork[input.network];
+  const id = await ids.idFor('invoice');
+  // A retry of an Idempotency-Key whose first attempt died after writing the invoice completes that invoice.
+  let row = await resumePaymentRequest(deps, auth, id);
+  if (!row) {
+    await assertRailsAvailable(deps, auth, [rail], 'network');
+    row = await openPaymentRequest(deps, auth, {
+      kind: 'invoice',
+      id,
+      rails: [rail],
+      usdtMicro: parseUsdt(input.amount),
+      kes: null,
+      rate: null,
+      description: null,
+      merchantRef: null,
+      metadata: input.metadata ?? {},
+      redirectUrl: null,
+      expiresInMinutes: input.expiresInMinutes,
+    });
+  }
+  return invoiceDto((await findInvoiceView(deps.pool, row.id))!);
+}

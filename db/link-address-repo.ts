@@ -1,0 +1,96 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { maxIndex } from '../domain/hd/derive.js';
+
+/**
+ * Link-branch addresses (`<xpub>/1/<n>`) for payment links and invoices: each one handed out once,
+ * ever (migration 0014). The index sequence belongs to the key, shared by every store and
+ * environment that holds it, and every address handed out is recorded in `link_addresses`, which
+ * nothing deletes. An address found there is stepped over, so a key that was shared before the
+ * one-store rule, or whose sequence started after addresses were already taken, never hands the
+ * same address to two links — and creating a link never fails on a collision.
+ */
+export type LinkAddressFamily = 'tron' | 'evm';
+
+export interface LinkAddress {
+  index: number;
+  /** As derived (EVM checksummed), for the link. */
+  address: string;
+}
+
+interface Candidate extends LinkAddress {
+  ledger: string;
+}
+
+/** The form an address is recorded and watched in: EVM lowercased, TRON as derived. */
+export function ledgerForm(family: LinkAddressFamily, address: string): string {
+  return family === 'evm' ? address.toLowerCase() : address;
+}
+
+/** How many indexes the next look-ahead reserves after a taken address: grows so a long run costs few round trips. */
+const lookAhead = [1, 16, 128, 1024] as const;
+
+/**
+ * Takes the key's next free link address for `ownerId`, inside the caller's transaction. The
+ * counter row stays locked until that transaction ends, so concurrent creations with one key take
+ * turns and no two of them get the same index; a key's two families are separate rows, taken in
+ * the caller's fixed order (TRON, then EVM).
+ */
+export async function allocateLinkAddress(
+  tx: CommonQueryMethods,
+  q: { family: LinkAddressFamily; publicKey: string; ownerId: string; derive: (index: number) => string },
+): Promise<LinkAddress> {
+  for (let round = 0; ; round++) {
+    const count = lookAhead[Math.min(round, lookAhead.length - 1)]!;
+    const first = await reserveIndexes(tx, q.family, q.publicKey, count);
+    const candidates: Candidate[] = indexesFrom(first, count).map((index) => {
+      const address = q.derive(index);
+      return { index, address, ledger: ledgerForm(q.family, address) };
+    });
+    const taken = count === 1 ? new Set<string>() : await takenAmong(tx, q.family, candidates.map((c) => c.ledger));
+    for (const candidate of candidates) {
+      if (taken.has(candidate.ledger) || !(await record(tx, q, candidate))) continue;
+      // Indexes reserved past the one taken go back, so the branch has no gap (the row is still ours).
+      if (candidate.index < first + count - 1) await resetCounter(tx, q.family, q.publicKey, candidate.index + 1);
+      return { index: candidate.index, address: candidate.address };
+    }
+  }
+}
+
+/** Reserves `count` indexes of the key's sequence and returns the first; refuses to pass 2^31 − 1. */
+async function reserveIndexes(tx: CommonQueryMethods, family: LinkAddressFamily, publicKey: string, count: number): Promise<number> {
+  const first = await tx.oneFirst(sql.type(z.object({ first: z.number() }))`
+    INSERT INTO link_address_counters (family, public_key, next_index) VALUES (${family}, ${publicKey}, ${count})
+    ON CONFLICT (family, public_key) DO UPDATE SET next_index = link_address_counters.next_index + ${count}
+    RETURNING next_index - ${count} AS first`);
+  if (first > maxIndex) throw new Error(`the link branch of this ${family} key is used up (index ${first})`);
+  return first;
+}
+
+function indexesFrom(first: number, count: number): number[] {
+  return Array.from({ length: Math.min(count, maxIndex - first + 1) }, (_, i) => first + i);
+}
+
+async function takenAmong(tx: CommonQueryMethods, family: LinkAddressFamily, addresses: string[]): Promise<Set<string>> {
+  const rows = await tx.anyFirst(sql.type(z.object({ address: z.string() }))`
+    SELECT address FROM link_addresses WHERE family = ${family} AND address = ANY(${sql.array(addresses, 'text')})`);
+  return new Set(rows);
+}
+
+/** Records the address as handed out; false when it already was. */
+async function record(
+  tx: CommonQueryMethods,
+  q: { family: LinkAddressFamily; publicKey: string; ownerId: string },
+  c: Candidate,
+): Promise<boolean> {
+  const inserted = await tx.maybeOneFirst(sql.type(z.object({ address: z.string() }))`
+    INSERT INTO link_addresses (family, address, public_key, derivation_index, owner_id)
+    VALUES (${q.family}, ${c.ledger}, ${q.publicKey}, ${c.index}, ${q.ownerId})
+    ON CONFLICT (family, address) DO NOTHING
+    RETURNING address`);
+  return inserted !== null;
+}
+
+async function resetCounter(tx: CommonQueryMethods, family: LinkAddressFamily, publicKey: string, nextIndex: number): Promise<void> {
+  await tx.query(sql.unsafe`UPDATE link_address_counters SET next_index = ${nextIndex} WHERE family = ${family} AND public_key = ${publicKey}`);
+}

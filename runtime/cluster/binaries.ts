@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { isExecutable, onPath } from '../temporal-cli.js';
+
+const run = promisify(execFile);
+
+/**
+ * The pinned Temporal server and UI of the production topology. They are the versions the pinned
+ * CLI (v1.5.1) embeds, and the image tags docker-compose.yml runs (a unit test keeps them equal).
+ */
+export const temporalServerVersion = 'v1.29.1';
+export const temporalUiVersion = 'v2.42.1';
+
+interface GoTool {
+  /** What the binary is called in messages. */
+  label: string;
+  /** The cache folder under ~/.cache/malipo. */
+  folder: string;
+  /** Packages built together with `go install` (one module, one version). */
+  packages: { pkg: string; binary: string }[];
+  version: string;
+  release: string;
+}
+
+const serverTools: GoTool = {
+  label: 'the Temporal server and its SQL schema tool',
+  folder: `temporal-server-${temporalServerVersion}`,
+  packages: [
+    { pkg: 'go.temporal.io/server/cmd/server', binary: 'server' },
+    { pkg: 'go.temporal.io/server/cmd/tools/sql', binary: 'sql' },
+  ],
+  version: temporalServerVersion,
+  release: `https://github.com/temporalio/temporal/releases/tag/${temporalServerVersion} (temporal_${temporalServerVersion.slice(1)}_<os>_<arch>.tar.gz holds temporal-server and temporal-sql-tool)`,
+};
+
+const uiTools: GoTool = {
+  label: 'the Temporal UI server',
+  folder: `temporal-ui-server-${temporalUiVersion}`,
+  packages: [{ pkg: 'github.com/temporalio/ui-server/v2/cmd/server', binary: 'server' }],
+  version: temporalUiVersion,
+  release: `https://github.com/temporalio/ui-server/releases/tag/${temporalUiVersion} (ui-server_${temporalUiVersion.slice(1)}_<os>_<arch>.tar.gz)`,
+};
+
+export function clusterCacheDir(tool: 'server' | 'ui'): string {
+  const base = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'malipo');
+  return join(base, tool === 'server' ? serverTools.folder : uiTools.folder);
+}
+
+export interface ClusterBinaries {
+  server: string;
+  sqlTool: string;
+  uiServer: string;
+}
+
+export interface ClusterBinaryOptions {
+  serverPath?: string;
+  sqlToolPath?: string;
+  uiServerPath?: string;
+  log?: (msg: string) => void;
+}
+
+/**
+ * Finds the pinned Temporal server, SQL tool and UI server: an explicit path wins, then the cached
+ * build under ~/.cache/malipo; otherwise builds them once with `go install` (about 1.5 minutes for
+ * the server with a warm module cache, several minutes cold). Like the CLI, never a download.
+ */
+export async function ensureClusterBinaries(opts: ClusterBinaryOptions = {}): Promise<ClusterBinaries> {
+  const [server, sqlTool] = await ensureTool(serverTools, 'server', [opts.serverPath, opts.sqlToolPath], opts.log);
+  const [uiServer] = await ensureTool(uiTools, 'ui', [opts.uiServerPath], opts.log);
+  return { server: server!, sqlTool: sqlTool!, uiServer: uiServer! };
+}
+
+async function ensureTool(tool: GoTool, which: 'server' | 'ui', explicit: (string | undefined)[], log?: (msg: string) => void): Promise<string[]> {
+  const dir = clusterCacheDir(which);
+  const paths = tool.packages.map((p, i) => explicit[i] ?? join(dir, p.binary));
+  for (const [i, path] of paths.entries()) {
+    if (explicit[i] && !(await isExecutable(path))) throw new Error(`${path} (given for ${tool.packages[i]!.pkg}) is not an executable file.`);
+  }
+  const needBuild: GoTool['packages'] = [];
+  for (const [i, p] of tool.packages.entries()) if (!explicit[i] && !(await isExecutable(paths[i]!))) needBuild.push(p);
+  if (needBuild.length === 0) return paths;
+  const go = (await onPath('go')) ?? ((await isExecutable('/usr/local/go/bin/go')) ? '/usr/local/go/bin/go' : undefined);
+  const how = `Either install Go (>= 1.25) and run: npm run setup:cluster\n  or download ${tool.release}\n  and give the binaries' paths (TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH, TEMPORAL_UI_SERVER_PATH).`;
+  if (!go) throw new Error(`${tool.label} ${tool.version} was not found in ${dir} and Go is not installed to build it.\n  ${how}`);
+  log?.(`Building ${tool.label} ${tool.version} with Go into ${dir} (minutes, once)...`);
+  await mkdir(dir, { recursive: true });
+  try {
+    await run(go, ['install', ...needBuild.map((p) => `${p.pkg}@${tool.version}`)], {
+      env: { ...process.env, GOBIN: dir, GOFLAGS: '-trimpath' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`go install of ${tool.label} ${tool.version} failed:\n${e.stderr ?? e.message}\n\n  ${how}`);
+  }
+  return paths;
+}

@@ -1,0 +1,12 @@
+// `npm run start:cluster`: the production topology on one machine (docs/production.md).
+import { loadConfig } from '../runtime/config.js';
+import { runCluster } from '../runtime/cluster/run-cluster.js';
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+await runCluster(config, process.env);

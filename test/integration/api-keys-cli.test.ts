@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+/** `npx malipo keys:*` through the real bin, against the test database, checked with the API. */
+let stack: Stack;
+let store: CreatedStore;
+beforeAll(async () => {
+  stack = await startStack();
+  store = await stack.createStore('CLI keys');
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Run {
+  code: number | null;
+  out: any;
+  stderr: string;
+}
+
+async function malipo(...args: string[]): Promise<Run> {
+  const proc = spawn(process.execPath, ['bin/malipo.mjs', ...args], {
+    env: { ...process.env, DATABASE_URL: stack.config.databaseUrl!, DATA_DIR: '/nonexistent-malipo-test-dir', LOG_LEVEL: 'silent', NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  const last = stdout.trim().split('\n').pop();
+  return { code, out: last ? JSON.parse(last) : undefined, stderr };
+}
+
+const works = async (key: string) => (await stack.request({ method: 'GET', url: '/v1/keys', key })).status;
+
+describe('npx malipo keys:*', () => {
+  it('lists, creates, rolls and revokes, printing JSON like the API answers', async () => {
+    const list = await malipo('keys:list', '--client', store.clientId, '--env', 'test');
+    expect([list.code, list.stderr]).toEqual([0, '']);
+    expect(list.out.data.map((k: any) => [k.kind, k.environment, k.last4])).toEqual(
+      expect.arrayContaining([['secret', 'test', store.keys.test.secretKey.slice(-4)], ['publishable', 'test', store.keys.test.publishableKey.slice(-4)]]),
+    );
+    expect(JSON.stringify(list.out)).not.toContain(store.keys.test.secretKey);
+
+    const created = await malipo('keys:create', '--client', store.clientId, '--env', 'live', '--name', 'deploy bot');
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    expect(created.out).toMatchObject({ id: expect.stringMatching(/^key_/), kind: 'secret', environment: 'live', name: 'deploy bot', key: expect.stringMatching(/^sk_live_/) });
+    expect(await works(created.out.key)).toBe(200);
+
+    const rolled = await malipo('keys:roll', '--client', store.clientId, '--env', 'live', '--key', created.out.id, '--grace-hours', '0');
+    expect([rolled.code, rolled.stderr]).toEqual([0, '']);
+    expect(rolled.out).toMatchObject({ key: expect.stringMatching(/^sk_live_/), previousKey: { id: created.out.id, status: 'expired' } });
+    expect(await works(created.out.key)).toBe(401);
+    expect(await works(rolled.out.key)).toBe(200);
+
+    const revoked = await malipo('keys:revoke', '--client', store.clientId, '--env', 'live', '--key', rolled.out.id);
+    expect([revoked.code, revoked.stderr]).toEqual([0, '']);
+    expect(revoked.out).toMatchObject({ id: rolled.out.id, status: 'revoked' });
+    expect(await works(rolled.out.key)).toBe(401);
+  }, 60_000);
+
+  it('creates a key for a store whose every secret key is revoked (the way back in)', async () => {
+    const s = await stack.createStore('Locked out');
+    const id = (await stack.request({ method: 'GET', url: '/v1/keys', key: s.keys.test.secretKey })).body.data.find((k: any) => k.kind === 'secret').id;
+    await stack.request({ method: 'POST', url: `/v1/keys/${id}/revoke`, key: s.keys.test.secretKey, payload: { confirmSelfRevoke: true } });
+    expect(await works(s.keys.test.secretKey)).toBe(401);
+    const created = await malipo('keys:create', '--client', s.clientId, '--env', 'test');
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    expect(await works(created.out.key)).toBe(200);
+  }, 60_000);
+
+  it('explains a wrong invocation, an unknown store and another store’s key', async () => {
+    const other = await stack.createStore('Other CLI store');
+    const otherId = (await stack.request({ method: 'GET', url: '/v1/keys', key: other.keys.test.secretKey })).body.data[0].id;
+    const noEnv = await malipo('keys:list', '--client', store.clientId);
+    expect(noEnv.code).toBe(2);
+    expect(noEnv.stderr).toContain('--env test|live');
+    const noKey = await malipo('keys:revoke', '--client', store.clientId, '--env', 'test');
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('--key');
+    const unknownStore = await malipo('keys:list', '--client', 'cli_000000000000000000000000', '--env', 'test');
+    expect(unknownStore.code).toBe(1);
+    expect(unknownStore.stderr).toContain('No such store');
+    const foreign = await malipo('keys:revoke', '--client', store.clientId, '--env', 'test', '--key', otherId);
+    expect(foreign.code).toBe(1);
+    expect(JSON.parse(foreign.stderr.trim()).error).toMatchObject({ type: 'not_found_error', code: 'not_found' });
+    expect(await works(other.keys.test.secretKey)).toBe(200);
+  }, 60_000);
+});
