@@ -11,11 +11,15 @@ export const clusterSubset = [
   'test/integration/payment-links.test.ts',
   'test/integration/mpesa-pay.test.ts',
   'test/integration/mpesa-lost-callback.test.ts',
+  'test/integration/mpesa-daraja-outage.test.ts',
   'test/integration/chain-watcher-evm.test.ts',
+  'test/integration/chain-watcher-tron.test.ts',
+  'test/integration/chain-watcher-solana.test.ts',
   'test/integration/invoices.test.ts',
   'test/integration/webhook-payment-link.test.ts',
   'test/integration/webhook-delivery.test.ts',
   'test/integration/webhook-worker-kill.test.ts',
+  'test/integration/webhook-manual-retry.test.ts',
   'test/cluster/*.test.ts',
 ];
 

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../runtime/config.js';
 import { createChainActivities } from './chains/index.js';
@@ -12,6 +13,8 @@ export interface ActivityDeps {
   config: Config;
   /** For activities that start or signal workflows (webhook fan-out, chain watchers → links). */
   temporal: Client;
+  /** Where activities log what an operator should see (chain outages: activities/chains/outage.ts). */
+  logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /** The worker registers what this returns; tests call it with real parts. */

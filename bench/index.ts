@@ -28,6 +28,12 @@ if (want('watch')) {
   console.log('watch', JSON.stringify(await benchWatchSet()));
 }
 
+// Opt-in only: `npm run bench demo` (time from `npm run demo` to both demo payments confirmed).
+if (which.includes('demo')) {
+  const { benchDemo } = await import('./demo.js');
+  console.log('demo', JSON.stringify(await benchDemo()));
+}
+
 // Opt-in only (it builds the pinned server on first use and runs for several minutes).
 if (which.includes('cluster')) {
   const { benchCluster } = await import('./cluster.js');

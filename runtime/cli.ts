@@ -21,6 +21,9 @@ const usage = `Usage: malipo <command>
 ${keysUsage}  replay FILE|DIR…            replay exported workflow histories against the current code
   credentials:reencrypt       re-encrypt stored secrets (M-Pesa credentials, webhook secrets) under the current ENCRYPTION_KEY
   emulator:daraja [--port N]  run a local M-Pesa (Daraja) emulator for the offline demo
+  demo                        the offline demo (npm run demo): stack, emulators, local chain, a demo store (docs/demo.md)
+  demo:pay LINK_ID [--rail USDT_BSC] [--data-dir DIR]
+                              pay a demo link in USDT on the demo's local chain
 `;
 
 export async function main(argv: string[]): Promise<void> {
@@ -33,6 +36,21 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   switch (command) {
+    case 'demo': {
+      const { runDemo } = await import('./demo.js');
+      return runDemo();
+    }
+    case 'demo:pay': {
+      const { demoPay } = await import('./demo-pay.js');
+      const linkId = rest.find((a, i) => !a.startsWith('--') && !rest[i - 1]?.startsWith('--'));
+      if (!linkId) return fail('demo:pay needs the link id, e.g. npx malipo demo:pay pl_…');
+      try {
+        return await demoPay(linkId, { rail: flag(rest, '--rail'), dataDir: flag(rest, '--data-dir') });
+      } catch (err) {
+        console.error((err as Error).message);
+        process.exit(1);
+      }
+    }
     case 'start':
       return serve(config, { api: true, worker: true });
     case 'api':

@@ -2,7 +2,7 @@ import bs58 from 'bs58';
 import { isAddress } from 'viem';
 import type { Environment } from '../domain/environment.js';
 import { isTronAddress } from '../domain/hd/address.js';
-import type { UsdtRail } from '../domain/rails.js';
+import type { RailId, UsdtRail } from '../domain/rails.js';
 import type { Config } from './config.js';
 
 /**
@@ -91,4 +91,19 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
     }
   }
   return problems;
+}
+
+/**
+ * A USDT rail of the test environment with no token contract (or mint) known: no well-known test
+ * token exists for it (Polygon Amoy, Solana devnet: research/chains.md §2) and the operator set
+ * none. Test links may still offer it, but only `simulate-payment` pays it: the watcher could not
+ * recognise a transfer, so none is started. In live mode such a rail is refused instead.
+ */
+export function isSimulatedOnly(config: Pick<Config, 'railOverrides'>, rail: RailId, env: Environment): boolean {
+  return rail !== 'MOBILE_MONEY' && env === 'test' && !railEndpoint(config, rail, env).usdtContract;
+}
+
+/** The rails of `rails` that are simulated only in `env` (see isSimulatedOnly). */
+export function simulatedOnlyRails(config: Pick<Config, 'railOverrides'>, rails: readonly RailId[], env: Environment): RailId[] {
+  return rails.filter((rail) => isSimulatedOnly(config, rail, env));
 }

@@ -98,14 +98,15 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       installTemporalLogger(logger);
       const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
       stops.push(() => nativeConnection.close());
-      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
+      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger } });
       // Before any watcher tick: a watcher resuming from its cursor then matches the backfilled addresses.
       await backfillLegacyDerivedAddresses(pool)
         .then((stores) => stores && logger.info({ stores }, 'wrote the derived addresses of marks from before migration 0011'))
         .catch((err) => logger.warn({ err }, 'could not backfill derived addresses; the next start tries again'));
       const runPromise = workers.run();
-      await ensureWatchersForOpenWork(pool, temporal, config).catch((err) => logger.warn({ err }, 'could not check the chain watchers at start'));
-      await ensureOutboxSweeper({ temporal, config }).catch((err) => logger.warn({ err }, 'could not start the webhook outbox sweeper'));
+      // A fresh dev server registers its namespace a moment after it answers: keep trying for a minute.
+      void retryForAMinute(() => ensureWatchersForOpenWork(pool, temporal, config), logger, 'could not check the chain watchers at start');
+      void retryForAMinute(() => ensureOutboxSweeper({ temporal, config }), logger, 'could not start the webhook outbox sweeper');
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
     }
@@ -124,5 +125,19 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/** Runs a start-up step until it succeeds, backing off for about a minute; warns only if it never does. */
+async function retryForAMinute(step: () => Promise<unknown>, logger: Logger, warning: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 5_000)) {
+    try {
+      await step();
+      return;
+    } catch (err) {
+      if (Date.now() + waitMs > deadline) return void logger.warn({ err }, warning);
+      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+    }
   }
 }

@@ -2,11 +2,9 @@
 import { loadConfig } from '../runtime/config.js';
 import { runCluster } from '../runtime/cluster/run-cluster.js';
 
-let config;
 try {
-  config = loadConfig();
+  await runCluster(loadConfig(), process.env);
 } catch (err) {
   console.error((err as Error).message);
-  process.exit(2);
+  process.exit(1);
 }
-await runCluster(config, process.env);

@@ -36,7 +36,10 @@ export async function chainWatcher(input: ChainWatcherInput): Promise<void> {
   for (let i = 0; i < (input.ticksPerRun ?? ticksPerRun); i++) {
     const tick = await chains.scanChainTick({ rail: input.rail, environment: input.environment, cursor });
     cursor = tick.cursor;
-    if (tick.caughtUp) await sleep(input.pollMs);
+    // An unreachable node is reported as a result with a backoff rather than a failed activity,
+    // so an offline machine logs one line per outage instead of one failure per retry.
+    if ('retryAfterMs' in tick) await sleep(tick.retryAfterMs);
+    else if (tick.caughtUp) await sleep(input.pollMs);
   }
   await continueAsNew<typeof chainWatcher>({ ...input, cursor });
 }

@@ -9,12 +9,21 @@ import type { ActivityDeps } from '../index.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
 import { evmClient } from './evm/client.js';
 import { scanEvmTick, type EvmChainView, type TickResult } from './evm/scan-tick.js';
+import { isUnreachable, OutageLog } from './outage.js';
 import { signalDeposits } from './signal-deposits.js';
 import { scanSolanaTick } from './solana/scan-tick.js';
 import { solanaView } from './solana/view.js';
 import { WatchSet, type Family } from './watch-set.js';
 
 export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
+
+/** A tick that could not reach the node: nothing read, nothing changed; the watcher waits `retryAfterMs`. */
+export interface UnreachableTick {
+  cursor: Cursor | null;
+  caughtUp: false;
+  unreachable: true;
+  retryAfterMs: number;
+}
 
 /**
  * A rail the deployment has not configured fails the tick retryably, never for good: a failure
@@ -44,6 +53,7 @@ export function createChainActivities(deps: ActivityDeps) {
     return set;
   };
   const { dispatchEvent } = createDispatchActivities(deps);
+  const outages = new OutageLog(deps.logger);
 
   function view(rail: EvmStyleRail, environment: Environment): EvmChainView {
     const ep = railEndpoint(deps.config, rail, environment);
@@ -63,11 +73,20 @@ export function createChainActivities(deps: ActivityDeps) {
 
   return {
     /** One watcher tick: scan, settle seen deposits, then tell their owners. Safe to repeat. */
-    async scanChainTick(input: { rail: UsdtRail; environment: Environment; cursor: Cursor | null }): Promise<TickResult & { told: number }> {
-      const result =
-        input.rail === 'USDT_SOL'
-          ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
-          : await scanEvmTick(deps.pool, view(input.rail, input.environment), watchSet(input.rail === 'USDT_TRON' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
+    async scanChainTick(input: { rail: UsdtRail; environment: Environment; cursor: Cursor | null }): Promise<(TickResult & { told: number }) | UnreachableTick> {
+      const key = `${input.rail}/${input.environment}`;
+      let result: TickResult;
+      try {
+        result =
+          input.rail === 'USDT_SOL'
+            ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
+            : await scanEvmTick(deps.pool, view(input.rail, input.environment), watchSet(input.rail === 'USDT_TRON' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
+      } catch (err) {
+        // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.
+        if (!isUnreachable(err)) throw err;
+        return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
+      }
+      outages.succeeded(key, Date.now());
       const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
       return { ...result, told };
     },

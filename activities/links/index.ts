@@ -108,7 +108,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
         const invoice = row.kind === 'invoice';
         const data = invoice
           ? invoiceDto((await findInvoiceView(tx, input.linkId))!)
-          : paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config.checkoutBaseUrl);
+          : paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config);
         const type = invoice ? 'invoice.paid' : 'payment_link.confirmed';
         const event = await insertEvent(tx, {
           storeId: row.store_id,

@@ -6,6 +6,7 @@ import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
 import { taskQueueName } from '../../domain/task-queues.js';
 import type { Config } from '../../runtime/config.js';
+import { railEndpoint } from '../../runtime/rail-endpoints.js';
 import { chainWatcherWorkflowId, type chainWatcher } from '../../workflows/chain-watcher.js';
 
 /** How often a caught-up watcher looks for new blocks, by the chain's block time. */
@@ -26,7 +27,9 @@ const started = new Set<string>();
  */
 export async function ensureChainWatchers(temporal: Client, config: Config, rails: readonly RailId[], env: Environment): Promise<void> {
   if (!config.chainWatchers) return;
-  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY');
+  // A rail with no token contract (simulated only in test) has nothing a watcher could recognise:
+  // starting one would only fail every tick.
+  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY' && railEndpoint(config, r, env).usdtContract !== undefined);
   await Promise.all(
     wanted.map(async (rail) => {
       const id = chainWatcherWorkflowId(rail, env, config.temporal.taskQueuePrefix);

@@ -19,11 +19,6 @@ export interface CreateInvoiceInput {
  * `ids`, so that a retry under the same Idempotency-Key completes the same invoice.
  */
 export async function createInvoice(deps: ApiDeps, auth: AuthContext, input: CreateInvoiceInput, ids: RequestIds = freshIds) {
-  if (input.network === 'SOL') {
-    // The safe shape carries an address, not a Solana Pay request: a payment to the bare wallet
-    // holds no reference, so it could not be matched to the invoice. Refuse rather than lose it.
-    throw new AppError('invalid_field', "Solana invoices are not supported: the invoice shape cannot carry the Solana Pay reference that identifies the payment. Use a payment link with USDT_SOL (its checkout shows the Solana Pay QR code).", 'network');
-  }
   const rail = railOfNetwork[input.network];
   const id = await ids.idFor('invoice');
   // A retry of an Idempotency-Key whose first attempt died after writing the invoice completes that invoice.

@@ -62,7 +62,7 @@ export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input:
   const id = await ids.idFor('paymentLink');
   // A retry of an Idempotency-Key whose first attempt died after writing the link completes that link.
   const resumed = await resumePaymentRequest(deps, auth, id);
-  if (resumed) return paymentLinkDto(resumed, deps.config.checkoutBaseUrl);
+  if (resumed) return paymentLinkDto(resumed, deps.config);
   await assertRailsAvailable(deps, auth, input.enabledRails, 'enabledRails');
   const { usdtMicro, kes, rate } = await resolveAmounts(deps, auth, input);
   const row = await openPaymentRequest(deps, auth, {
@@ -78,13 +78,13 @@ export async function createPaymentLink(deps: ApiDeps, auth: AuthContext, input:
     redirectUrl: input.redirectUrl ?? null,
     expiresInMinutes: input.expiresInMinutes,
   });
-  return paymentLinkDto(row, deps.config.checkoutBaseUrl);
+  return paymentLinkDto(row, deps.config);
 }
 
 export async function getPaymentLink(deps: ApiDeps, auth: AuthContext, id: string) {
   const row = await findLink(deps.pool, auth.storeId, auth.environment, id);
   if (!row) throw notFound('payment link');
-  return paymentLinkDetailDto(row, await listLinkPayments(deps.pool, id), deps.config.checkoutBaseUrl);
+  return paymentLinkDetailDto(row, await listLinkPayments(deps.pool, id), deps.config);
 }
 
 export async function requireLink(deps: ApiDeps, auth: AuthContext, id: string): Promise<LinkRow> {

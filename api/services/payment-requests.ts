@@ -16,7 +16,7 @@ import type { paymentLink } from '../../workflows/payment-link.js';
 import type { Rate } from '../../activities/rates/rate-service.js';
 import type { ApiDeps } from '../deps.js';
 import type { AuthContext } from '../plugins/auth.js';
-import { railEndpoint } from '../../runtime/rail-endpoints.js';
+import { isSimulatedOnly, railEndpoint } from '../../runtime/rail-endpoints.js';
 import { ensureChainWatchers } from './chain-watchers.js';
 
 /**
@@ -87,10 +87,15 @@ export async function openPaymentRequest(deps: ApiDeps, auth: AuthContext, spec:
   const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
   for (const rail of spec.rails) {
     if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config, rail, auth.environment).usdtContract) continue;
-    // Without a token contract (or mint) the watcher cannot recognise the payment: refuse rather than lose it.
+    // A test link may offer a rail with no test token: it is simulated only (simulate-payment pays
+    // it, no watcher reads it, the checkout says so). Anywhere else, without a token contract (or
+    // mint) the watcher cannot recognise the payment: refuse rather than lose it. An invoice has
+    // no simulate-payment and its safe shape no room to say "simulated only", so it is refused too.
+    if (spec.kind === 'payment_link' && isSimulatedOnly(deps.config, rail, auth.environment)) continue;
     throw new AppError('rail_not_available', `${rail} has no USDT contract configured for ${auth.environment}; the operator must set USDT_CONTRACT_${rail}_${auth.environment.toUpperCase()}.`, spec.kind === 'invoice' ? 'network' : 'enabledRails');
   }
-  const solanaMint = has('USDT_SOL') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract! : null;
+  // Null for a simulated-only Solana rail: its link has no Solana Pay URL (no mint to name).
+  const solanaMint = has('USDT_SOL') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract ?? null : null;
 
   const row = await deps.pool.transaction(async (tx) => {
     const keys = await findWalletKeys(tx, auth.storeId, auth.environment);

@@ -27,6 +27,7 @@ export interface AppProcessOptions {
   env: Record<string, string | undefined>;
   /** Each output line, for the runner to prefix and print (or a test to keep). */
   onLine?: (name: string, line: string) => void;
+  /** Called when the process ends without `stop()` (a crash, a kill from outside). */
   onExit?: (name: string, code: number | null, signal: NodeJS.Signals | null) => void;
   startTimeoutMs?: number;
 }
@@ -42,6 +43,7 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
     detached: true,
   });
   let ready = false;
+  let stopRequested = false;
   let exitReason: string | undefined;
   const tail: string[] = [];
   const readyPromise = new Promise<void>((resolve) => {
@@ -60,7 +62,7 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
       exitReason = signal ?? `code ${code}`;
-      opts.onExit?.(opts.name, code, signal);
+      if (!stopRequested) opts.onExit?.(opts.name, code, signal);
       resolve();
     });
   });
@@ -73,6 +75,7 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
   ]);
   clearTimeout(timer);
   if (outcome !== 'ready') {
+    stopRequested = true;
     await stopChild(child, 2_000);
     const why = outcome === 'exited' ? `exited (${exitReason})` : `did not start within ${timeoutMs} ms`;
     throw new Error(`${opts.name} (malipo ${opts.kind}) ${why}:\n${tail.join('\n')}`);
@@ -85,6 +88,9 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
     url: opts.kind === 'api' && port ? `http://127.0.0.1:${port}` : undefined,
     child,
     exited,
-    stop: () => stopChild(child, 15_000),
+    stop: () => {
+      stopRequested = true;
+      return stopChild(child, 15_000);
+    },
   };
 }

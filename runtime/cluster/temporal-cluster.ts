@@ -22,6 +22,8 @@ export interface TemporalClusterOptions {
   uiPort?: number;
   logLevel?: string;
   log?: (msg: string) => void;
+  /** Called if the server process ends by itself (not through `stop()`). */
+  onServerExit?: (why: string) => void;
 }
 
 export interface TemporalCluster {
@@ -55,8 +57,12 @@ export async function startTemporalCluster(opts: TemporalClusterOptions): Promis
   await setupTemporalDatabases({ sqlTool: opts.binaries.sqlTool, target, names, log });
   const ports = await internalPorts(opts.dir, opts.frontendPort);
   const logFile = join(opts.dir, 'logs', 'temporal-server.log');
+  let stopping = false;
   const server = await startTemporalServer({
     binary: opts.binaries.server, dir: join(opts.dir, 'temporal'), logFile, target, names, ports, logLevel: opts.logLevel,
+    onExit: (code, signal) => {
+      if (!stopping) opts.onServerExit?.(`the Temporal server exited (${signal ?? `code ${code}`}); its log: ${logFile}`);
+    },
   });
   try {
     log(`Temporal server ${server.address} is up (log: ${logFile})`);
@@ -76,11 +82,13 @@ export async function startTemporalCluster(opts: TemporalClusterOptions): Promis
       ports,
       logFile,
       async stop() {
+        stopping = true;
         await ui?.stop();
         await server.stop();
       },
     };
   } catch (err) {
+    stopping = true;
     await server.stop();
     throw err;
   }

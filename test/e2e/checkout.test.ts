@@ -64,6 +64,40 @@ describe('hosted checkout /p/:id', () => {
     await page.close();
   });
 
+  it('shows a link confirmed by M-Pesa with the KES amount paid and the M-Pesa receipt, not a USDT amount', async () => {
+    const link = await createLink({ usdtAmount: '10', enabledRails: ['MOBILE_MONEY', 'USDT_BSC'] });
+    const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key: store.keys.test.secretKey, payload: { rail: 'MOBILE_MONEY' } });
+    expect(paid.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'MOBILE_MONEY' });
+    const receipt = paid.body.externalId as string;
+    expect(receipt).toMatch(/^SIM/);
+    const page = await browser.newPage();
+    await page.goto(link.checkoutUrl);
+    await expect(page.getByTestId('final-state').textContent()).resolves.toContain('Payment received');
+    await expect(page.getByTestId('amount').textContent()).resolves.toBe('KES 1,300');
+    await expect(page.getByTestId('paid-amount').textContent()).resolves.toBe('Paid KES 1,300 by M-Pesa');
+    await expect(page.getByTestId('receipt').textContent()).resolves.toBe(`M-Pesa receipt ${receipt}`);
+    expect(await page.locator('main').textContent()).not.toContain('USDT');
+    await page.close();
+  });
+
+  it('offers a rail with no test token as simulated only: a visible note, no address or QR code, and simulate-payment pays it', async () => {
+    const link = await createLink({ usdtAmount: '3', enabledRails: ['USDT_SOL', 'USDT_POLYGON'] });
+    expect(link.simulatedOnlyRails).toEqual(['USDT_SOL', 'USDT_POLYGON']);
+    expect(link.solanaPayUrl).toBeNull();
+    const page = await browser.newPage();
+    await page.goto(link.checkoutUrl);
+    for (const rail of ['USDT_SOL', 'USDT_POLYGON']) {
+      await page.click(`[data-rail="${rail}"]`);
+      await expect(page.getByTestId('simulated-only').textContent()).resolves.toContain('simulated only');
+      await expect(page.locator('img.qr').count()).resolves.toBe(0);
+      await expect(page.getByTestId('address').count()).resolves.toBe(0);
+    }
+    const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key: store.keys.test.secretKey, payload: { rail: 'USDT_POLYGON' } });
+    expect(paid.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_POLYGON', simulated: true });
+    await page.getByTestId('final-state').waitFor({ timeout: 15_000 });
+    await page.close();
+  });
+
   it('shows a cancelled link as closed and an unknown link as not found', async () => {
     const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
     await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key: store.keys.test.secretKey });

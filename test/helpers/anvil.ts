@@ -1,16 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { anvilBinary, compileTestToken } from '../../emulators/anvil/token.js';
 import {
   createPublicClient,
   createWalletClient,
   defineChain,
   http,
-  type Abi,
   type Address,
   type Hash,
-  type Hex,
   type PublicClient,
   type WalletClient,
 } from 'viem';
@@ -22,7 +18,7 @@ import {
  * as soon as `send` returns; `anvil_mine`, `anvil_reorg` and the `finalized` tag work as on a
  * node (see research/chains.md §3 and §5).
  */
-const require = createRequire(import.meta.url);
+export { anvilBinary, compileTestToken };
 
 export interface Anvil {
   url: string;
@@ -34,13 +30,6 @@ export interface Anvil {
   /** Raw JSON-RPC, for anvil_* methods. */
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
   stop(): Promise<void>;
-}
-
-export function anvilBinary(): string {
-  if (process.env.ANVIL_PATH) return process.env.ANVIL_PATH;
-  const bin = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
-  if (!existsSync(bin)) throw new Error(`anvil binary missing at ${bin}: run npm install, or set ANVIL_PATH`);
-  return bin;
 }
 
 function waitForPort(child: ChildProcess): Promise<number> {
@@ -79,46 +68,6 @@ export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil
       await exited;
     },
   };
-}
-
-const tokenSource = `// SPDX-License-Identifier: MIT
-pragma solidity ^0.8.20;
-/// A USDT-like ERC-20 for tests: configurable decimals, open mint, standard events.
-contract TestUSDT {
-  string public name = "Tether USD";
-  string public symbol = "USDT";
-  uint8 public immutable decimals;
-  uint256 public totalSupply;
-  mapping(address => uint256) public balanceOf;
-  mapping(address => mapping(address => uint256)) public allowance;
-  event Transfer(address indexed from, address indexed to, uint256 value);
-  event Approval(address indexed owner, address indexed spender, uint256 value);
-  constructor(uint8 d) { decimals = d; }
-  function mint(address to, uint256 v) external { totalSupply += v; balanceOf[to] += v; emit Transfer(address(0), to, v); }
-  function transfer(address to, uint256 v) external returns (bool) { balanceOf[msg.sender] -= v; balanceOf[to] += v; emit Transfer(msg.sender, to, v); return true; }
-  function approve(address s, uint256 v) external returns (bool) { allowance[msg.sender][s] = v; emit Approval(msg.sender, s, v); return true; }
-  function transferFrom(address f, address to, uint256 v) external returns (bool) {
-    allowance[f][msg.sender] -= v; balanceOf[f] -= v; balanceOf[to] += v; emit Transfer(f, to, v); return true;
-  }
-}`;
-
-let compiled: { abi: Abi; bytecode: Hex } | undefined;
-
-/** Compiles the test token once per process (solc-js, about a second). */
-export function compileTestToken(): { abi: Abi; bytecode: Hex } {
-  if (compiled) return compiled;
-  const solc = require('solc') as { compile(input: string): string };
-  const input = {
-    language: 'Solidity',
-    sources: { 'TestUSDT.sol': { content: tokenSource } },
-    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'paris', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-  };
-  const out = JSON.parse(solc.compile(JSON.stringify(input)));
-  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error');
-  if (errors.length) throw new Error(`solc: ${errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n')}`);
-  const contract = out.contracts['TestUSDT.sol'].TestUSDT;
-  compiled = { abi: contract.abi as Abi, bytecode: `0x${contract.evm.bytecode.object}` };
-  return compiled;
 }
 
 export interface TestToken {

@@ -1,14 +1,2 @@
-import type { EmulatorMerchant } from '../../emulators/daraja/server.js';
-
-/** Safaricom's published sandbox passkey for shortcode 174379 (public test data from the Daraja docs). */
-export const sandboxPasskey = 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919';
-
-/** A sandbox paybill the Daraja emulator accepts; `tag` keeps each test file's app credentials apart. */
-export function sandboxPaybill(tag: string): EmulatorMerchant {
-  return { consumerKey: `ck-${tag}`, consumerSecret: `cs-${tag}`, shortCode: '174379', passkey: sandboxPasskey, kind: 'paybill' };
-}
-
-/** The connect body for that paybill, as a merchant would send it. */
-export function connectBody(m: EmulatorMerchant) {
-  return { consumerKey: m.consumerKey, consumerSecret: m.consumerSecret, shortcode: m.shortCode, passkey: m.passkey, environment: 'sandbox' };
-}
+// Moved to emulators/daraja/sandbox.ts (the offline demo uses it too); kept here for the tests' imports.
+export { connectBody, sandboxPasskey, sandboxPaybill } from '../../emulators/daraja/sandbox.js';

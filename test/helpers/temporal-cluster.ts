@@ -5,6 +5,7 @@ import pg from 'pg';
 import { randomToken } from '../../domain/ids.js';
 import { ensureClusterBinaries } from '../../runtime/cluster/binaries.js';
 import { freePorts } from '../../runtime/cluster/ports.js';
+import { temporalDatabaseNames } from '../../runtime/cluster/settings.js';
 import { startTemporalCluster, type TemporalCluster } from '../../runtime/cluster/temporal-cluster.js';
 import { dropTemporalDatabases } from '../../runtime/cluster/temporal-databases.js';
 import { testDatabaseUrl } from './database.js';
@@ -30,10 +31,16 @@ export async function startTestCluster(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'malipo-cluster-'));
   const [frontendPort, uiPort] = await freePorts(2);
   const startedAt = Date.now();
-  const cluster = await startTemporalCluster({
-    binaries, dir, databaseUrl: testDatabaseUrl(), temporalDatabase: `temporal_t${randomToken(8).toLowerCase()}`,
-    namespace: 'default', frontendPort: frontendPort!, uiPort, logLevel: 'warn',
-  });
+  const temporalDatabase = `temporal_t${randomToken(8).toLowerCase()}`;
+  let cluster: TemporalCluster;
+  try {
+    cluster = await startTemporalCluster({
+      binaries, dir, databaseUrl: testDatabaseUrl(), temporalDatabase, namespace: 'default', frontendPort: frontendPort!, uiPort, logLevel: 'warn',
+    });
+  } catch (err) {
+    await dropTemporalDatabases(testDatabaseUrl(), temporalDatabaseNames(temporalDatabase)).catch(() => undefined);
+    throw new Error(`${(err as Error).message}\n(the cluster's files: ${dir})`);
+  }
   console.log(`\nTemporal cluster ${cluster.address} on PostgreSQL (${cluster.names.store}, ${cluster.names.visibility}) ready in ${Date.now() - startedAt} ms; UI ${cluster.uiUrl}`);
   (globalThis as Record<string, unknown>).__malipoCluster = { cluster, dir };
   process.env.MALIPO_TEST_TEMPORAL_ADDRESS = cluster.address;

@@ -148,11 +148,30 @@ describe('Solana watcher', () => {
     expect(done.payments.map((p: { externalId: string }) => p.externalId).sort()).toEqual([first, second].sort());
   });
 
-  it('refuses a SOL invoice: its safe shape could not carry the reference that identifies the payment', async () => {
+  it('takes a SOL invoice whose safe shape carries the Solana Pay request, finds its payment by reference and marks it PAID', async () => {
     const res = await stack.request({ method: 'POST', url: '/v1/invoices', key: store.keys.test.secretKey, payload: { amount: '2', network: 'SOL' } });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_field', param: 'network' });
-    expect(res.body.error.message).toContain('Solana Pay reference');
+    expect(res.status).toBe(201);
+    const inv = res.body;
+    expect(Object.keys(inv)).toHaveLength(13);
+    expect(inv).toMatchObject({ network: 'SOL', status: 'PENDING', amount: '2.000000' });
+    const url = new URL(inv.paymentAddress);
+    expect(url.protocol).toBe('solana:');
+    expect(url.pathname).toBe(merchant);
+    expect(Object.fromEntries(url.searchParams)).toEqual({ amount: '2.000000', 'spl-token': mint, reference: expect.any(String), memo: inv.id });
+    expect(inv.paymentAddress).not.toContain('Solana shop');
+    const reference = url.searchParams.get('reference')!;
+    // Another invoice paying the same wallet without this reference is not this invoice's payment.
+    pay({ solanaReference: wallet(), solanaAddress: merchant, id: 'other' }, usd(2));
+    const sig = pay({ solanaReference: reference, solanaAddress: merchant, id: inv.id }, usd(2));
+    const lookup = async () => (await stack.request({ method: 'GET', url: `/v1/invoices/${inv.id}` })).body;
+    const seen = await eventually(async () => ((await lookup()).status === 'CONFIRMING' ? lookup() : undefined), 'CONFIRMING', 30_000);
+    expect(seen.txHash).toBe(sig);
+    emu.ledger.finalize(sig);
+    const paid = await eventually(async () => {
+      const v = await lookup();
+      return v.status === 'PAID' ? v : undefined;
+    }, 'PAID', 30_000);
+    expect(paid).toMatchObject({ status: 'PAID', txHash: sig, paymentAddress: inv.paymentAddress, simulated: false });
   });
 
   it('puts the configured mint in the Solana Pay URL', async () => {

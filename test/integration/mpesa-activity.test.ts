@@ -10,6 +10,7 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { loadConfig } from '../../runtime/config.js';
 import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/wait.js';
 
 const merchant: EmulatorMerchant = {
   consumerKey: 'ck-act-0001', consumerSecret: 'cs-act-0002', shortCode: '174379',
@@ -78,6 +79,9 @@ describe('sendStkPush', () => {
     });
     expect(res.status).toBe(200);
     expect(await findStkRequest(stack.pool, linkId, 'a2')).toMatchObject({ state: 'sent', checkout_request_id: 'ws_CO_lost0001' });
+    // The callback is a hint: the link's workflow settles the prompt with an STK query of its own.
+    // Wait for it, so it cannot take the failure the next test injects.
+    await eventually(async () => (daraja.requests.some((r) => r.path === '/mpesa/stkpushquery/v1/query') ? true : undefined), 'the workflow to query the prompt');
   });
 
   it('retries after a busy answer (nothing was started) and records refusals for replay', async () => {

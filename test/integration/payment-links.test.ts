@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
@@ -6,6 +7,7 @@ import { deriveAddress } from '../../domain/hd/derive.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails, evmXpub, solanaWallet, tronXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { chainWatcherWorkflowId } from '../../workflows/chain-watcher.js';
 
 let stack: Stack;
 let store: CreatedStore;
@@ -120,18 +122,44 @@ describe('POST /v1/payment-links', () => {
     expect(live.body.error.code).toBe('rail_not_available');
   });
 
-  it('refuses a rail whose token contract the operator has not configured, rather than watch nothing', async () => {
-    const bare = await startStack();
+  it('offers a rail with no test token as simulated only: listed, accepted on a test link, paid by simulate-payment, never watched', async () => {
+    const bare = await startStack({ CHAIN_WATCHERS: 'on' });
     try {
-      const s = await bare.createStore('No Polygon USDT');
+      const s = await bare.createStore('No Polygon or Solana test USDT');
       await connectAllRails(bare, s.clientId, 'test');
-      const res = await bare.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '1', enabledRails: ['USDT_POLYGON'] } });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'rail_not_available', param: 'enabledRails' });
-      expect(res.body.error.message).toContain('USDT_CONTRACT_USDT_POLYGON_TEST');
+      await connectAllRails(bare, s.clientId, 'live');
+      const chains = async (pk: string) =>
+        (await bare.request({ method: 'GET', url: `/v1/chains/client/${s.clientId}?pk=${pk}` })).body.availableChains as { network: string; simulatedOnly?: boolean }[];
+      const flagged = (list: { network: string; simulatedOnly?: boolean }[]) => list.filter((c) => c.simulatedOnly).map((c) => c.network);
+      expect(flagged(await chains(s.keys.test.publishableKey))).toEqual(['USDT_POLYGON', 'USDT_SOL']);
+      // Live mode has a token on every rail: nothing is simulated only there.
+      expect(flagged(await chains(s.keys.live.publishableKey))).toEqual([]);
+
+      const res = await bare.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '1', enabledRails: ['USDT_POLYGON', 'USDT_SOL'] } });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ enabledRails: ['USDT_POLYGON', 'USDT_SOL'], simulatedOnlyRails: ['USDT_POLYGON', 'USDT_SOL'], solanaPayUrl: null });
+      const prefix = bare.config.temporal.taskQueuePrefix;
+      for (const rail of ['USDT_POLYGON', 'USDT_SOL']) {
+        await expect(bare.temporal.workflow.getHandle(chainWatcherWorkflowId(rail, 'test', prefix)).describe()).rejects.toThrow(WorkflowNotFoundError);
+      }
+      const paid = await bare.request({ method: 'POST', url: `/v1/payment-links/${res.body.id}/simulate-payment`, key: s.keys.test.secretKey, payload: { rail: 'USDT_SOL' } });
+      expect(paid.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_SOL', simulated: true });
+
+      // An invoice has no simulate-payment and no room to say "simulated only": it is still refused.
+      const inv = await bare.request({ method: 'POST', url: '/v1/invoices', key: s.keys.test.secretKey, payload: { amount: '1', network: 'POLYGON' } });
+      expect(inv.status).toBe(400);
+      expect(inv.body.error).toMatchObject({ code: 'rail_not_available', param: 'network' });
+      expect(inv.body.error.message).toContain('USDT_CONTRACT_USDT_POLYGON_TEST');
     } finally {
       await bare.stop();
     }
+  });
+
+  it('lists no rail as simulated only once its test token is configured', async () => {
+    const res = await create({ usdtAmount: '1', enabledRails: ['USDT_POLYGON', 'USDT_SOL'] });
+    expect(res.status).toBe(201);
+    expect(res.body.simulatedOnlyRails).toEqual([]);
+    expect(res.body.solanaPayUrl).toContain('spl-token=');
   });
 
   it('needs a secret key', async () => {

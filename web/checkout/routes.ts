@@ -19,14 +19,14 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
     reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
     reply.header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'");
     if (!found) return reply.status(404).send(renderNotFoundPage());
-    return renderCheckoutPage(checkoutDto(found.row, found.storeName, deps.config.publicBaseUrl));
+    return renderCheckoutPage(checkoutDto(found.row, found.storeName, deps.config));
   });
 
   app.get('/p/:id/qr/:file', async (request, reply) => {
     const { id, file } = request.params as { id: string; file: string };
     const rail = file.replace(/\.svg$/, '');
     const found = linkId.test(id) && isRailId(rail) ? await findCheckoutLink(deps.pool, id) : null;
-    const entry = found && checkoutDto(found.row, found.storeName, deps.config.publicBaseUrl).rails.find((r) => r.network === rail);
+    const entry = found && checkoutDto(found.row, found.storeName, deps.config).rails.find((r) => r.network === rail);
     if (!entry?.payUri) return reply.callNotFound();
     const svg = await QRCode.toString(entry.payUri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     return reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=3600').send(svg);

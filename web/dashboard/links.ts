@@ -60,7 +60,7 @@ async function renderOverview(
     findStoreConnections(deps.pool, auth.storeId, auth.environment),
   ]);
   const view = {
-    links: rows.map((r) => paymentLinkDto(r, deps.config.checkoutBaseUrl)),
+    links: rows.map((r) => paymentLinkDto(r, deps.config)),
     status: query.status,
     page: query.page,
     limit: query.limit,
@@ -77,7 +77,7 @@ async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unkno
   if (typeof id !== 'string' || !isId('paymentLink', id)) return html``;
   const row = await findLink(deps.pool, session.auth.storeId, session.auth.environment, id);
   if (!row) return html``;
-  const link = paymentLinkDto(row, deps.config.checkoutBaseUrl);
+  const link = paymentLinkDto(row, deps.config);
   return notice('ok', html`Payment link <strong>${link.id}</strong> created. Send your customer
 <a href="${link.checkoutUrl}" target="_blank" rel="noopener" data-testid="created-link">${link.checkoutUrl}</a>
 <button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button>`);

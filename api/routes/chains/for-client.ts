@@ -3,6 +3,7 @@ import { environments } from '../../../domain/environment.js';
 import { notFound } from '../../../domain/errors.js';
 import { availableRails, railRecord } from '../../../domain/rails.js';
 import { findStoreConnections } from '../../../db/store-repo.js';
+import { isSimulatedOnly } from '../../../runtime/rail-endpoints.js';
 import { defineRoute } from '../../route.js';
 import { railRecordSchema } from './schemas.js';
 
@@ -35,7 +36,10 @@ export const listClientChains = defineRoute({
       clientId: auth.storeId,
       clientName: auth.storeName,
       environment: auth.environment,
-      availableChains: availableRails(connections).map((id) => railRecord(id, deps.config.publicBaseUrl)),
+      availableChains: availableRails(connections).map((id) => ({
+        ...railRecord(id, deps.config.publicBaseUrl),
+        ...(isSimulatedOnly(deps.config, id, auth.environment) ? { simulatedOnly: true as const } : {}),
+      })),
     };
   },
 });

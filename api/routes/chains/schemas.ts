@@ -12,5 +12,9 @@ export const railRecordSchema = z
     estimatedFeeUsd: z.string().optional().describe('Decimal string; absent for MOBILE_MONEY'),
     estimatedConfirmationSeconds: z.number(),
     tagline: z.string(),
+    simulatedOnly: z
+      .literal(true)
+      .optional()
+      .describe('Test mode only: no test token is configured for this rail, so links may offer it but only simulate-payment pays it (nothing sent on its network is detected). Absent otherwise.'),
   })
   .meta({ id: 'Rail' });

@@ -19,7 +19,7 @@ export const getCheckoutRoute = defineRoute({
   handler: async ({ deps, params, request, reply }) => {
     const found = await findCheckoutLink(deps.pool, params.id);
     if (!found) throw notFound('payment link');
-    const body = checkoutDto(found.row, found.storeName, deps.config.publicBaseUrl);
+    const body = checkoutDto(found.row, found.storeName, deps.config);
     return answerUnlessUnchanged(request, reply, body);
   },
 });

@@ -9,7 +9,9 @@ export const invoiceSchema = z
     token: z.literal('USDT'),
     network: z.enum(invoiceNetworks),
     status: z.enum(invoiceStatuses),
-    paymentAddress: z.string(),
+    paymentAddress: z
+      .string()
+      .describe('Where to pay: the address, or for network SOL a Solana Pay transfer request (solana:<wallet>?amount=…&spl-token=<mint>&reference=<ref>&memo=<invoice id>) whose reference identifies the payment'),
     expiresAt: z.string(),
     txHash: z.string().nullable(),
     confirmations: z.number().int(),

@@ -34,7 +34,7 @@ export const listPaymentLinksRoute = defineRoute({
   handler: async ({ deps, auth, query }) => {
     const { rows, total } = await listLinks(deps.pool, { storeId: auth.storeId, environment: auth.environment, ...query });
     return {
-      data: rows.map((r) => paymentLinkDto(r, deps.config.checkoutBaseUrl)),
+      data: rows.map((r) => paymentLinkDto(r, deps.config)),
       page: query.page,
       limit: query.limit,
       total,

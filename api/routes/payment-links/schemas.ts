@@ -16,6 +16,9 @@ export const paymentLinkSchema = z
     mobileMoneyAmount: z.number().int().nullable(),
     kesPerUsdt: nullableString.describe('Rate used for the KES amount, locked for the link'),
     enabledRails: z.array(z.enum(railIds)),
+    simulatedOnlyRails: z
+      .array(z.enum(railIds))
+      .describe('Test mode: enabled rails with no test token configured. Only simulate-payment pays them; nothing sent on their network is detected. Always empty in live mode.'),
     tronAddress: nullableString,
     bscAddress: nullableString,
     ethAddress: nullableString,

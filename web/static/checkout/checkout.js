@@ -21,8 +21,18 @@
     return node;
   }
 
+  function kes(amount) {
+    return 'KES ' + Number(amount).toLocaleString('en-KE');
+  }
+
   function amountFor(rail) {
-    return rail.network === 'MOBILE_MONEY' ? 'KES ' + Number(state.mobileMoneyAmount).toLocaleString('en-KE') : state.usdtAmount + ' USDT';
+    return rail.network === 'MOBILE_MONEY' ? kes(state.mobileMoneyAmount) : state.usdtAmount + ' USDT';
+  }
+
+  // A link paid by M-Pesa was paid in shillings, whichever rail the customer had picked before.
+  function headlineAmount() {
+    if (state.status === 'CONFIRMED' && state.confirmedRail === 'MOBILE_MONEY') return kes(state.mobileMoneyAmount);
+    return selected ? amountFor(selected) : state.usdtAmount + ' USDT';
   }
 
   function header() {
@@ -30,7 +40,7 @@
       state.environment === 'test' ? el('span', { class: 'badge', text: 'Test mode: no real money moves' }) : null,
       el('h1', { text: 'Pay ' + state.storeName }),
       state.description ? el('div', { class: 'muted', text: state.description }) : null,
-      el('div', { class: 'amount', 'data-testid': 'amount', text: selected ? amountFor(selected) : state.usdtAmount + ' USDT' }),
+      el('div', { class: 'amount', 'data-testid': 'amount', text: headlineAmount() }),
       el('div', { class: 'muted', text: 'Expires ' + new Date(state.expiresAt).toLocaleString() }),
     ]);
   }
@@ -55,7 +65,14 @@
     });
   }
 
+  function simulatedOnlyPanel(rail) {
+    return el('div', { class: 'pay' }, [
+      el('div', { class: 'notice', 'data-testid': 'simulated-only', text: 'Test mode: ' + rail.displayName + ' has no test token configured, so it is simulated only. The merchant pays this link with simulate-payment; nothing sent on this network is detected.' }),
+    ]);
+  }
+
   function cryptoPanel(rail) {
+    if (rail.simulatedOnly) return simulatedOnlyPanel(rail);
     var isSol = rail.network === 'USDT_SOL';
     return el('div', { class: 'pay' }, [
       el('div', { class: 'muted', text: 'Send exactly ' + state.usdtAmount + ' USDT (' + rail.tokenStandard + ') to this address. Other tokens or networks are not detected.' }),
@@ -102,6 +119,8 @@
     var text = paid ? 'Payment received' : state.status === 'EXPIRED' ? 'This payment link has expired' : 'This payment link was cancelled';
     return el('div', { class: 'state ' + (paid ? 'ok' : ''), 'data-testid': 'final-state' }, [
       el('div', { class: 'big', text: text }),
+      paid && state.confirmedRail === 'MOBILE_MONEY' ? el('div', { 'data-testid': 'paid-amount', text: 'Paid ' + kes(state.mobileMoneyAmount) + ' by M-Pesa' }) : null,
+      paid && state.mobileMoneyReceipt ? el('div', { 'data-testid': 'receipt', text: 'M-Pesa receipt ' + state.mobileMoneyReceipt }) : null,
       paid ? el('div', { class: 'muted', text: 'Thank you. ' + state.storeName + ' has been notified.' }) : el('div', { class: 'muted', text: 'Ask the merchant for a new link.' }),
       state.redirectUrl ? el('a', { class: 'primary', href: state.redirectUrl, text: 'Back to ' + state.storeName }) : null,
     ]);

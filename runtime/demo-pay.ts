@@ -1,0 +1,41 @@
+import type { Address } from 'viem';
+import { demoRailDecimals, sendDemoUsdt, type DemoEvmRail } from './demo-chain.js';
+import { apiClient } from './demo.js';
+import { demoDataDir, readDemoState } from './demo-state.js';
+
+const addressField: Record<DemoEvmRail, string> = { USDT_BSC: 'bscAddress', USDT_ETH: 'ethAddress', USDT_POLYGON: 'polygonAddress' };
+
+/** `npx malipo demo:pay <linkId> [--rail USDT_BSC] [--data-dir DIR]`: pays a demo link's exact amount on the demo chain. */
+export async function demoPay(linkId: string, opts: { rail?: string; dataDir?: string }): Promise<void> {
+  const dataDir = opts.dataDir ? demoDataDir({ DATA_DIR: opts.dataDir }) : demoDataDir();
+  const state = await readDemoState(dataDir);
+  if (!state.testKeys || !state.anvilUrl || !state.tokens || !state.payer || !state.apiUrl) {
+    throw new Error(`no running demo found in ${dataDir}: start it with npm run demo (or pass --data-dir)`);
+  }
+  const rail = (opts.rail ?? 'USDT_BSC') as DemoEvmRail;
+  if (!(rail in addressField)) throw new Error('--rail must be USDT_BSC, USDT_ETH or USDT_POLYGON');
+  const api = apiClient(state.apiUrl);
+  const key = state.testKeys.secretKey;
+  const link = await api.call('GET', `/v1/payment-links/${encodeURIComponent(linkId)}`, key) as Record<string, string | null>;
+  const to = link[addressField[rail]];
+  if (!to) throw new Error(`${linkId} does not take ${rail}`);
+  if (link.status !== 'PENDING') throw new Error(`${linkId} is ${link.status}, not PENDING`);
+  const amountMinor = toMinor(link.usdtAmount!, demoRailDecimals[rail]);
+  const hash = await sendDemoUsdt(state.anvilUrl, state.tokens[rail] as Address, state.payer as Address, to as Address, amountMinor);
+  console.log(`Sent ${link.usdtAmount} USDT on ${rail} to ${to}: ${hash}`);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const now = await api.call('GET', `/v1/payment-links/${encodeURIComponent(linkId)}`, key) as Record<string, string>;
+    if (now.status === 'CONFIRMED') {
+      console.log(`${linkId} is CONFIRMED (${now.confirmedRail}, ${now.externalId})`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`${linkId} is still ${now.status} after 60 s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function toMinor(amount: string, decimals: number): bigint {
+  const [whole, frac = ''] = amount.split('.');
+  return BigInt(whole!) * 10n ** BigInt(decimals) + BigInt((frac + '0'.repeat(decimals)).slice(0, decimals) || '0');
+}
