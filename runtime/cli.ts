@@ -5,7 +5,6 @@ import { createStore } from '../db/store-repo.js';
 import { reencryptAllCredentials } from '../activities/mobile-money/reencrypt.js';
 import { reencryptWebhookSecrets } from '../activities/webhooks/reencrypt-secrets.js';
 import { reencryptSealedResponses } from '../api/plugins/idempotency-reencrypt.js';
-import { runDarajaEmulator } from '../emulators/daraja/cli.js';
 import { loadConfig, type Config } from './config.js';
 import { errorBody, keysUsage, parseKeyCommand, runKeyCommand, UsageError, type KeyCommand } from './keys-cli.js';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -20,10 +19,9 @@ const usage = `Usage: malipo <command>
   stores:create --name NAME   create a store and print its keys once (JSON)
 ${keysUsage}  replay FILE|DIR…            replay exported workflow histories against the current code
   credentials:reencrypt       re-encrypt stored secrets (M-Pesa credentials, webhook secrets) under the current ENCRYPTION_KEY
-  emulator:daraja [--port N]  run a local M-Pesa (Daraja) emulator for the offline demo
-  demo                        the offline demo (npm run demo): stack, emulators, local chain, a demo store (docs/demo.md)
-  demo:pay LINK_ID [--rail USDT_BSC] [--data-dir DIR]
-                              pay a demo link in USDT on the demo's local chain
+
+The offline demo and the Daraja emulator are npm scripts outside this CLI:
+  npm run demo, npm run demo:pay -- LINK_ID, npm run emulator:daraja -- --port N
 `;
 
 export async function main(argv: string[]): Promise<void> {
@@ -36,21 +34,6 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   switch (command) {
-    case 'demo': {
-      const { runDemo } = await import('./demo.js');
-      return runDemo();
-    }
-    case 'demo:pay': {
-      const { demoPay } = await import('./demo-pay.js');
-      const linkId = rest.find((a, i) => !a.startsWith('--') && !rest[i - 1]?.startsWith('--'));
-      if (!linkId) return fail('demo:pay needs the link id, e.g. npx malipo demo:pay pl_…');
-      try {
-        return await demoPay(linkId, { rail: flag(rest, '--rail'), dataDir: flag(rest, '--data-dir') });
-      } catch (err) {
-        console.error((err as Error).message);
-        process.exit(1);
-      }
-    }
     case 'start':
       return serve(config, { api: true, worker: true });
     case 'api':
@@ -97,12 +80,6 @@ export async function main(argv: string[]): Promise<void> {
       if (rest.length === 0) return fail('replay needs history files or folders, e.g. npx malipo replay test/histories');
       process.exit((await replayHistories(rest)) === 0 ? 0 : 1);
     }
-    case 'emulator:daraja':
-      return runDarajaEmulator({
-        port: Number(flag(rest, '--port') ?? 8089),
-        host: flag(rest, '--host') ?? '127.0.0.1',
-        autoCompleteMs: Number(flag(rest, '--complete-after-ms') ?? 5000),
-      });
     default:
       process.stdout.write(usage);
       if (command && command !== 'help' && command !== '--help') process.exit(2);

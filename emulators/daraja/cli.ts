@@ -20,7 +20,7 @@ export const demoMerchants: EmulatorMerchant[] = [
 ];
 
 /**
- * `npx malipo emulator:daraja [--port N] [--complete-after-ms MS]`: a local Daraja for the offline
+ * `npm run emulator:daraja -- [--port N] [--complete-after-ms MS]`: a local Daraja for the offline
  * demo. Point MPESA_SANDBOX_URL at it; every prompt settles by itself after a few seconds (as the
  * phone script says: success unless POST /_emulator/script says otherwise).
  */

@@ -27,7 +27,7 @@ describe('npm run demo (a fresh clone, offline)', () => {
     await demo.waitFor('Malipo demo is ready', 120_000);
     const banner = parseBanner(demo.output());
     expect(banner.temporalUi).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
-    expect(banner.payCommand).toBe(`npx malipo demo:pay ${banner.usdtLinkId} --data-dir ${dataDir}`);
+    expect(banner.payCommand).toBe(`npm run demo:pay -- ${banner.usdtLinkId} --data-dir ${dataDir}`);
     expect((await stat(join(dataDir, 'demo.json'))).mode & 0o777).toBe(0o600);
 
     browser = await launchBrowser();

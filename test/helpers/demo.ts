@@ -23,12 +23,12 @@ export function parseBanner(out: string): DemoBanner {
     if (!x) throw new Error(`the demo printed no ${what}:\n${out}`);
     return x[1]!;
   };
-  const payCommand = m(/Pay in USDT:\s+(npx malipo demo:pay .+)$/m, 'USDT command').trim();
+  const payCommand = m(/Pay in USDT:\s+(npm run demo:pay -- .+)$/m, 'USDT command').trim();
   return {
     secretKey: m(/Test keys:\s+secret (sk_test_\w+)/, 'secret key'),
     mpesaCheckoutUrl: m(/Pay by M-Pesa:\s+(\S+)/, 'checkout URL'),
     payCommand,
-    usdtLinkId: m(/demo:pay (pl_\w+)/, 'USDT link'),
+    usdtLinkId: m(/demo:pay -- (pl_\w+)/, 'USDT link'),
     dashboardUrl: m(/Dashboard:\s+(\S+)/, 'dashboard'),
     temporalUi: m(/Temporal UI:\s+(\S+)/, 'Temporal UI'),
     phone: m(/test phone (\d+)/, 'test phone'),
@@ -42,9 +42,9 @@ export interface DemoProcess {
   stop(): Promise<number | null>;
 }
 
-/** `node bin/malipo.mjs demo` (what `npm run demo` runs) as a child with its own data and ports. */
+/** `node bin/run-ts.mjs demo/main.ts` (what `npm run demo` runs) as a child with its own data and ports. */
 export function spawnDemo(env: NodeJS.ProcessEnv): DemoProcess {
-  const child = spawn(process.execPath, ['bin/malipo.mjs', 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/run-ts.mjs', 'demo/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => void (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => void (out += d.toString()));

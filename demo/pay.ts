@@ -1,11 +1,11 @@
 import type { Address } from 'viem';
-import { demoRailDecimals, sendDemoUsdt, type DemoEvmRail } from './demo-chain.js';
+import { demoRailDecimals, sendDemoUsdt, type DemoEvmRail } from './chain.js';
 import { apiClient } from './demo.js';
-import { demoDataDir, readDemoState } from './demo-state.js';
+import { demoDataDir, readDemoState } from './state.js';
 
 const addressField: Record<DemoEvmRail, string> = { USDT_BSC: 'bscAddress', USDT_ETH: 'ethAddress', USDT_POLYGON: 'polygonAddress' };
 
-/** `npx malipo demo:pay <linkId> [--rail USDT_BSC] [--data-dir DIR]`: pays a demo link's exact amount on the demo chain. */
+/** `npm run demo:pay -- <linkId> [--rail USDT_BSC] [--data-dir DIR]`: pays a demo link's exact amount on the demo chain. */
 export async function demoPay(linkId: string, opts: { rail?: string; dataDir?: string }): Promise<void> {
   const dataDir = opts.dataDir ? demoDataDir({ DATA_DIR: opts.dataDir }) : demoDataDir();
   const state = await readDemoState(dataDir);

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 /**
  * What `npm run demo` remembers between runs, in `DATA_DIR/demo.json` (mode 0600): the demo
  * store's id and TEST keys, its webhook endpoint and secret, and where the local chain and its
- * tokens are (for `malipo demo:pay`). Test keys only: the store's live keys are never kept.
+ * tokens are (for `npm run demo:pay`). Test keys only: the store's live keys are never kept.
  */
 export interface DemoState {
   clientId?: string;

@@ -7,11 +7,11 @@ import { startDarajaEmulator, type DarajaEmulator } from '../emulators/daraja/se
 import { connectBody, sandboxPaybill, sandboxTestPhone } from '../emulators/daraja/sandbox.js';
 import { startSolanaEmulator, type SolanaEmulator } from '../emulators/solana/server.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../emulators/trongrid/server.js';
-import { loadConfig } from './config.js';
-import { startDemoChain, type DemoChain } from './demo-chain.js';
-import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './demo-state.js';
-import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './demo-webhooks.js';
-import { createLogger, startServices, type Running } from './services.js';
+import { loadConfig } from '../runtime/config.js';
+import { startDemoChain, type DemoChain } from './chain.js';
+import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './state.js';
+import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './webhooks.js';
+import { createLogger, startServices, type Running } from '../runtime/services.js';
 
 /**
  * `npm run demo`: the whole product offline on one machine. The embedded stack (PGlite, Temporal
@@ -179,7 +179,7 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       '                 (local demo test keys, printed at every start; the demo keeps no live key)',
       `  Pay by M-Pesa: ${mpesaLink.checkoutUrl}`,
       `                 choose M-Pesa and enter the test phone ${sandboxTestPhone}; the prompt approves itself`,
-      `  Pay in USDT:   npx malipo demo:pay ${usdtLink.id}${dataFlag}`,
+      `  Pay in USDT:   npm run demo:pay -- ${usdtLink.id}${dataFlag}`,
       `                 sends ${demoLinkUsdt} USDT on the local BSC chain (checkout: ${usdtLink.checkoutUrl})`,
       `  Dashboard:     ${apiUrl}/dashboard/login (sign in with the test secret key above)`,
       `  Webhooks:      ${receiver.url} (verified events print here and go to ${join(dataDir, 'webhooks.log')})`,
