@@ -1,20 +1,16 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { depositRow } from './chain-repo.js';
 
-const evidenceRow = z.object({
-  tx_hash: z.string(),
-  log_index: z.number(),
-  to_address: z.string(),
-  from_address: z.string().nullable(),
-  amount_minor: z.string(),
-  decimals: z.number(),
-  block_number: z.string(),
-  state: z.enum(['seen', 'confirmed', 'dropped']),
-  updated_at: z.string(),
-  tron_address: z.string().nullable(),
-  evm_address: z.string().nullable(),
-  solana_address: z.string().nullable(),
-});
+/** A recorded deposit (chain-repo's row) with the addresses its link was given. */
+const evidenceRow = depositRow
+  .pick({ tx_hash: true, log_index: true, to_address: true, from_address: true, amount_minor: true, decimals: true, block_number: true, state: true })
+  .extend({
+    updated_at: z.string(),
+    tron_address: z.string().nullable(),
+    evm_address: z.string().nullable(),
+    solana_address: z.string().nullable(),
+  });
 export type DepositEvidenceRow = z.infer<typeof evidenceRow>;
 
 /**

@@ -462,11 +462,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       status === when && now >= deadlineMs ? withLock(async () => (status === when ? moveTo('expired') : undefined)) : undefined;
     await expireIf('PENDING', input.expiresAtMs);
     await expireIf('PROCESSING', input.expiresAtMs + lateWatchMs);
-    const wakeAtMs = isTerminal(status)
-      ? Math.max(terminalAtMs, status === 'EXPIRED' ? input.expiresAtMs : 0) + lateWatchMs
-      : status === 'PENDING'
-        ? input.expiresAtMs
-        : input.expiresAtMs + lateWatchMs;
+    const wakeAtMs = status === 'PENDING' ? input.expiresAtMs : watchEndsAtMs();
     if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptChecks.size === 0) break;
     await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, nextPromptCheckMs()) - now));
     promptAdded = false;

@@ -50,7 +50,8 @@ interface Parsed {
   embeddedV4: string | undefined;
 }
 
-function ipv6Groups(address: string): number[] {
+/** The eight 16-bit groups of an IPv6 address (`::` expanded, a trailing dotted IPv4 folded in). */
+export function ipv6Groups(address: string): number[] {
   let text = address.toLowerCase();
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (dotted) {

@@ -1,5 +1,6 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP, type AddressInfo } from 'node:net';
+import { ipv6Groups } from '../../domain/webhooks/address-policy.js';
 
 /**
  * A tiny authoritative DNS server over UDP (RFC 1035 wire format) for webhook SSRF tests: it
@@ -71,17 +72,7 @@ function record(qtype: number, rdata: Buffer): Buffer {
 
 function addressBytes(address: string): Buffer {
   if (isIP(address) === 4) return Buffer.from(address.split('.').map(Number));
-  let text = address;
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  ipv6Groups(address).forEach((g, i) => out.writeUInt16BE(g, i * 2));
   return out;
 }
