@@ -47,22 +47,9 @@ export interface CarriedLinkState {
   promptChecks: [string, { phone: string; checks: number; errors: number; dueAtMs: number }][];
 }
 
-/** One payment as reported by a rail adapter. `key` identifies it: `<txHash>:<logIndex>` or a receipt. */
-export interface PaymentReport {
-  rail: RailId;
-  key: string;
-  /** Transaction hash or M-Pesa receipt (MpesaReceiptNumber). */
-  externalId: string;
-  /** Sender address or payer phone number. */
-  payer: string | null;
-  /** Amount in the rail's smallest unit (BSC USDT 18 decimals, others 6; KES whole shillings). */
-  amountMinor: string;
-  decimals: number;
-  blockNumber?: number;
-  /** ISO time the rail reported the confirmation (for CONFIRMED links' `confirmedAt`). */
-  at?: string;
-  simulated?: boolean;
-}
+import type { PaymentReport } from '../domain/payment-report.js';
+
+export type { PaymentReport };
 
 /*
  * Signals are hints, never proof: anyone who reaches the Temporal frontend or UI can send one.

@@ -9,7 +9,7 @@ import { findInvoiceView } from '../../db/invoice-repo.js';
 import { depositEvidenceProblem, parseDepositKey } from '../../domain/deposit-evidence.js';
 import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
-import type { PaymentReport } from '../../workflows/payment-link-contract.js';
+import type { PaymentReport } from '../../domain/payment-report.js';
 import type { ActivityDeps } from '../index.js';
 
 export type PaymentState = 'initiated' | 'seen' | 'confirmed' | 'failed' | 'dropped';

@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious, type CallbackRow } from '../../db/mobile-money-repo.js';
 import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
 import type { Config } from '../../runtime/config.js';
-import type { PaymentReport } from '../../workflows/payment-link-contract.js';
+import type { PaymentReport } from '../../domain/payment-report.js';
 import { queryStkPush } from './query-stk-push.js';
 
 export type PromptSettlement =
