@@ -7,7 +7,7 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^p-limit$': '<rootDir>/test/helpers/cjs/p-limit.cjs' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'], // `npm run test:cluster` runs those
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/', '<rootDir>/test/chaos/'], // `npm run test:cluster` and `npm run test:chaos` run those
   globalSetup: '<rootDir>/test/helpers/global-setup.mjs',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.mjs',
   testTimeout: 60_000,

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../runtime/config.js';
+import type { Config } from '../config/config.js';
 import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
 import { createMobileMoneyActivities } from './mobile-money/index.js';
@@ -13,7 +13,7 @@ export interface ActivityDeps {
   config: Config;
   /** For activities that start or signal workflows (webhook fan-out, chain watchers → links). */
   temporal: Client;
-  /** Where activities log what an operator should see (chain outages: activities/chains/outage.ts). */
+  /** Where activities log what an operator should see (chain outages: rails/chain/outage.ts). */
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 

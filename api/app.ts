@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { ApiDeps } from './deps.js';
@@ -10,9 +11,6 @@ import { checkRateLimit } from './plugins/rate-limit.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
-import { registerCheckoutPages } from '../web/checkout/routes.js';
-import { registerDocsPage } from '../web/docs/routes.js';
-import { registerDashboardPages } from '../web/dashboard/routes.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
 const defaultRateLimitPerMinute = 600;
@@ -23,7 +21,12 @@ export interface BuildAppOptions {
   logger?: boolean | object;
 }
 
-export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
+/**
+ * The JSON API on a new Fastify instance: error handling, guards, static assets and every route
+ * of api/routes. The pages (checkout, dashboard, docs) are added by the composition root
+ * (runtime/http-app.ts): the API knows no pages.
+ */
+export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
     loggerInstance: deps.logger,
@@ -35,6 +38,8 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
     // Off unless TRUST_PROXY lists the proxies: only their X-Forwarded-For is believed (docs/operations.md).
     trustProxy: deps.config.trustProxy === false ? false : [...deps.config.trustProxy],
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: unroutablePath,
+    clientErrorHandler: malformedHttpRequest,
   } as never) as unknown as FastifyInstance;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -42,11 +47,37 @@ export async function buildApp(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   registerErrorHandling(app);
   registerBodyDepthGuard(app);
   registerStatic(app);
-  registerCheckoutPages(app, deps);
-  registerDocsPage(app, deps);
-  registerDashboardPages(app, deps);
   for (const route of allRoutes) registerRoute(app, deps, route);
   return app;
+}
+
+/**
+ * A path the router cannot even match (a broken percent-encoding, a segment longer than any id):
+ * it names no object of ours, so it is the same 404 as an unknown id, with the documented body.
+ */
+function unroutablePath(_err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id).status(404).send({
+    error: { type: 'not_found_error', code: 'not_found', message: 'No such object: the path is not one of ours.', requestId: request.id },
+  });
+}
+
+/**
+ * A request Node's HTTP parser refuses before Fastify sees it (headers over 16 KB, broken
+ * framing): answered with the documented error body and a request id too, then the connection closes.
+ */
+function malformedHttpRequest(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] = err.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'headers_too_large', 'The request line and headers are too large (at most 16 KB).'] as const
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', 'The request was not received in time.'] as const
+      : [400, 'malformed_request', 'The request is not valid HTTP/1.1.'] as const;
+  const requestId = newId('request');
+  const body = JSON.stringify({ error: { type: status === 408 ? 'api_error' : 'invalid_request_error', code, message, requestId } });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+      `Connection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n\r\n${body}`,
+  );
 }
 
 function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): void {

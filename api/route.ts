@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod/v4';
 import { AppError } from '../domain/errors.js';
 import type { AuthContext, AuthKind } from './plugins/auth.js';
-import type { RequestIds } from './plugins/idempotency.js';
+import type { RequestIds } from '../services/request-ids.js';
 import type { ApiDeps } from './deps.js';
 
 /**

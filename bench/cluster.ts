@@ -18,7 +18,7 @@ import pg from 'pg';
 import { createWebhookActivities } from '../activities/webhooks/index.js';
 import { insertEvent } from '../db/event-repo.js';
 import { randomToken } from '../domain/ids.js';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { ensureClusterBinaries } from '../runtime/cluster/binaries.js';
 import { freePorts } from '../runtime/cluster/ports.js';
 import { clusterSettings } from '../runtime/cluster/settings.js';

@@ -2,10 +2,11 @@
 // Fastify route returning the same JSON, with autocannon, alternating in one run (ratio).
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
-import { buildApp } from '../api/app.js';
+import { buildApp } from '../runtime/http-app.js';
 import { RateService } from '../activities/rates/rate-service.js';
-import { railIds, railRecord } from '../domain/rails.js';
-import { loadConfig } from '../runtime/config.js';
+import { railIds } from '../domain/rails.js';
+import { railRecord } from '../rails/registry.js';
+import { loadConfig } from '../config/config.js';
 
 async function load(url: string, seconds: number) {
   const r = await autocannon({ url, connections: 50, duration: seconds });

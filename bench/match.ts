@@ -1,7 +1,7 @@
 // Transfers matched per second against one million watched addresses (synthetic logs), and
 // receive-branch derivation speed. Pure CPU: no database, no chain. `npm run bench`.
 import { randomBytes } from 'node:crypto';
-import { WatchSet } from '../activities/chains/watch-set.js';
+import { WatchSet } from '../rails/chain/watch-set.js';
 import { deriveAddress } from '../domain/hd/derive.js';
 
 const hex20 = () => `0x${randomBytes(20).toString('hex')}`;

@@ -3,7 +3,7 @@
 // the previous design (derive every address 0 … highest + 20 in the watcher), whose cost is
 // measured on a smaller range and scaled by the number of addresses it would derive.
 import { performance } from 'node:perf_hooks';
-import { WatchSet } from '../activities/chains/watch-set.js';
+import { WatchSet } from '../rails/chain/watch-set.js';
 import { deriveAddress, receiveBranch } from '../domain/hd/derive.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';

@@ -1,11 +1,9 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Cursor } from '../domain/chain-cursor.js';
 import type { Environment } from '../domain/environment.js';
 
-export interface Cursor {
-  number: string;
-  hash: string | null;
-}
+export type { Cursor };
 
 export async function loadCursor(db: CommonQueryMethods, rail: string, env: Environment): Promise<Cursor | null> {
   const row = await db.maybeOne(sql.type(z.object({ block_number: z.string(), block_hash: z.string().nullable() }))`

@@ -111,7 +111,7 @@ const stkRow = z.object({
   amount_kes: z.number(),
   business_short_code: z.string(),
   party_b: z.string(),
-  callback_token: z.string(),
+  callback_token_hash: z.instanceof(Buffer),
   state: z.enum(['sending', 'sent', 'rejected', 'unknown']),
   checkout_request_id: z.string().nullable(),
   merchant_request_id: z.string().nullable(),
@@ -121,18 +121,19 @@ const stkRow = z.object({
 export type StkRequestRow = z.infer<typeof stkRow>;
 export type NewStkRequest = Pick<
   StkRequestRow,
-  'link_id' | 'attempt' | 'store_id' | 'environment' | 'phone_number' | 'amount_kes' | 'business_short_code' | 'party_b' | 'callback_token'
+  'link_id' | 'attempt' | 'store_id' | 'environment' | 'phone_number' | 'amount_kes' | 'business_short_code' | 'party_b' | 'callback_token_hash'
 >;
 
 const stkColumns = sql.fragment`link_id, attempt, store_id, environment, phone_number, amount_kes, business_short_code, party_b,
-  callback_token, state, checkout_request_id, merchant_request_id, failure_type, failure_message`;
+  callback_token_hash, state, checkout_request_id, merchant_request_id, failure_type, failure_message`;
 
 export async function findStkRequest(db: CommonQueryMethods, linkId: string, attempt: string): Promise<StkRequestRow | null> {
   return db.maybeOne(sql.type(stkRow)`SELECT ${stkColumns} FROM mpesa_stk_requests WHERE link_id = ${linkId} AND attempt = ${attempt}`);
 }
 
-export async function findStkRequestByToken(db: CommonQueryMethods, token: string): Promise<StkRequestRow | null> {
-  return db.maybeOne(sql.type(stkRow)`SELECT ${stkColumns} FROM mpesa_stk_requests WHERE callback_token = ${token}`);
+/** The prompt a callback token was issued for (looked up by the token's hash: the token is never stored). */
+export async function findStkRequestByTokenHash(db: CommonQueryMethods, tokenHash: Buffer): Promise<StkRequestRow | null> {
+  return db.maybeOne(sql.type(stkRow)`SELECT ${stkColumns} FROM mpesa_stk_requests WHERE callback_token_hash = ${sql.binary(tokenHash)}`);
 }
 
 export async function findStkRequestByCheckoutId(db: CommonQueryMethods, checkoutRequestId: string): Promise<StkRequestRow | null> {
@@ -145,9 +146,9 @@ export async function findStkRequestByCheckoutId(db: CommonQueryMethods, checkou
  */
 export async function claimStkRequest(db: CommonQueryMethods, r: NewStkRequest): Promise<StkRequestRow> {
   await db.query(sql.unsafe`
-    INSERT INTO mpesa_stk_requests (link_id, attempt, store_id, environment, phone_number, amount_kes, business_short_code, party_b, callback_token, state)
+    INSERT INTO mpesa_stk_requests (link_id, attempt, store_id, environment, phone_number, amount_kes, business_short_code, party_b, callback_token_hash, state)
     VALUES (${r.link_id}, ${r.attempt}, ${r.store_id}, ${r.environment}, ${r.phone_number}, ${r.amount_kes},
-            ${r.business_short_code}, ${r.party_b}, ${r.callback_token}, 'sending')
+            ${r.business_short_code}, ${r.party_b}, ${sql.binary(r.callback_token_hash)}, 'sending')
     ON CONFLICT (link_id, attempt) DO NOTHING`);
   return (await findStkRequest(db, r.link_id, r.attempt))!;
 }
@@ -232,8 +233,34 @@ export async function markCallbacksSuspicious(db: CommonQueryMethods, ids: strin
     WHERE id = ANY(${sql.array(ids, 'int8')}) AND suspicious_reason IS NULL`);
 }
 
+/**
+ * A prompt's receipt is disputed (two believable callbacks name different receipts): the confirmed
+ * payment, and the link it paid, show the CheckoutRequestID instead of either receipt. Only the
+ * receipt changes, never the amount or the state. Returns whether anything was shown before.
+ */
+export async function withdrawDisputedReceipt(db: CommonQueryMethods, checkoutRequestId: string): Promise<boolean> {
+  const changed = await db.maybeOneFirst(sql.type(z.object({ link_id: z.string() }))`
+    WITH old AS (
+      SELECT link_id, external_id FROM link_payments
+      WHERE payment_key = ${checkoutRequestId} AND rail = 'MOBILE_MONEY' AND state = 'confirmed' AND external_id IS DISTINCT FROM payment_key
+      FOR UPDATE),
+    links AS (
+      UPDATE payment_links l SET external_id = ${checkoutRequestId}, updated_at = now(), version = l.version + 1
+      FROM old WHERE l.id = old.link_id AND l.confirmed_rail = 'MOBILE_MONEY' AND l.external_id = old.external_id)
+    UPDATE link_payments p SET external_id = p.payment_key, updated_at = now()
+    FROM old WHERE p.link_id = old.link_id AND p.payment_key = ${checkoutRequestId}
+    RETURNING p.link_id`);
+  return changed !== null;
+}
+
 /** Prompts recorded for a phone since `since` (any link, any store): the per-phone bound. */
 export async function countRecentPrompts(db: CommonQueryMethods, phoneNumber: string, since: Date): Promise<number> {
   return db.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM mpesa_stk_requests WHERE phone_number = ${phoneNumber} AND created_at >= ${since.toISOString()}`);
+}
+
+/** The connected shortcode of a store in an environment, or null (what a new link shows customers). */
+export async function findShortcode(db: CommonQueryMethods, storeId: string, environment: Environment): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ shortcode: z.string() }))`
+    SELECT shortcode FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${environment}`);
 }

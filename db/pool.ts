@@ -1,4 +1,5 @@
-import { createPool, createBigintTypeParser, type DatabasePool } from 'slonik';
+import { createPool, createBigintTypeParser, sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 
 export type { DatabasePool } from 'slonik';
 
@@ -21,4 +22,31 @@ export async function openPool(connectionString: string, maximumPoolSize = 10): 
     statementTimeout: 30_000,
     idleTimeout: 10_000,
   });
+}
+
+/** Network errors and PostgreSQL's "cannot serve now" states (class 08, and 57P01–57P03: shutdown, crash, starting). */
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
+const unavailableNames = new Set(['ConnectionError', 'BackendTerminatedError']);
+
+/**
+ * Whether an error means the database could not be reached (down, restarting, connection cut),
+ * not that a query was wrong: the request may be retried as it is once the database is back.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (unavailableNames.has(e.name ?? '') || unavailableCodes.has(e.code ?? '') || e.code?.startsWith('08')) return true;
+    if (/Connection terminated|connection timeout|terminating connection/i.test(e.message ?? '')) return true;
+  }
+  return false;
+}
+
+/** Proves the database answers (the health check). */
+export async function pingDatabase(db: CommonQueryMethods): Promise<void> {
+  await db.query(sql.unsafe`SELECT 1`);
+}
+
+/** The database clock and the number of applied migrations (the worker's system check). */
+export async function databaseTime(db: CommonQueryMethods): Promise<{ now: string; migrations: number }> {
+  return db.one(sql.type(z.object({ now: z.string(), migrations: z.number() }))`
+    SELECT now() AS now, (SELECT count(*) FROM schema_migrations)::int AS migrations`);
 }

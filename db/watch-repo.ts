@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 
 /**
- * The reads of the chain watchers' in-memory watch set (activities/chains/watch-set.ts): link and
+ * The reads of the chain watchers' in-memory watch set (rails/chain/watch-set.ts): link and
  * invoice addresses (`watched_addresses`) and receive addresses of the stores' current keys
  * (`derived_addresses`), in pages, all of them or those written since a transaction id.
  */
@@ -71,4 +71,19 @@ export async function storesWithKeyChangedSince(db: CommonQueryMethods, kind: 't
   const rows = await db.anyFirst(sql.type(z.object({ store_id: z.string() }))`
     SELECT store_id FROM store_wallets WHERE kind = ${kind} AND environment = ${env} AND changed_xid >= ${sinceXid}::xid8`);
   return [...rows];
+}
+
+const demandRow = z.object({ environment: z.enum(['test', 'live']), rail: z.string() });
+
+/**
+ * The (environment, rail) pairs open work needs watched: links and invoices still inside their
+ * watch window, and stores with derived receive addresses (watched on TRON and BSC).
+ */
+export async function railsWithOpenWork(db: CommonQueryMethods): Promise<ReadonlyArray<{ environment: 'test' | 'live'; rail: string }>> {
+  return db.any(sql.type(demandRow)`
+    SELECT DISTINCT l.environment, unnest(l.enabled_rails) AS rail FROM payment_links l
+    WHERE EXISTS (SELECT 1 FROM watched_addresses w WHERE w.owner_id = l.id AND w.watch_until > now())
+    UNION
+    SELECT DISTINCT m.environment, CASE w.kind WHEN 'tron' THEN 'USDT_TRON' ELSE 'USDT_BSC' END AS rail
+    FROM derived_index_marks m JOIN store_wallets w ON w.store_id = m.store_id AND w.environment = m.environment AND w.kind IN ('tron', 'evm')`);
 }

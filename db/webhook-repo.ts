@@ -175,12 +175,16 @@ export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): 
     RETURNING ${endpointColumns}`);
 }
 
-/** Enabled endpoints of the event's store and environment that subscribe to its type. */
-export async function matchingEndpointIds(pool: DatabasePool, s: Scope, eventType: string): Promise<readonly string[]> {
+/**
+ * Enabled endpoints of the event's store and environment that subscribe to its type and existed
+ * when the event was recorded (an endpoint added later never receives an earlier event).
+ */
+export async function matchingEndpointIds(pool: DatabasePool, event: Scope & { id: string; type: string }): Promise<readonly string[]> {
   return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     SELECT id FROM webhook_endpoints
-    WHERE store_id = ${s.storeId} AND environment = ${s.environment} AND status = 'enabled'
-      AND ${eventType} = ANY(enabled_events)
+    WHERE store_id = ${event.storeId} AND environment = ${event.environment} AND status = 'enabled'
+      AND ${event.type} = ANY(enabled_events)
+      AND created_at <= (SELECT recorded_at FROM events WHERE id = ${event.id})
     ORDER BY created_at, id`);
 }
 

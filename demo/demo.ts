@@ -7,7 +7,7 @@ import { startDarajaEmulator, type DarajaEmulator } from '../emulators/daraja/se
 import { connectBody, sandboxPaybill, sandboxTestPhone } from '../emulators/daraja/sandbox.js';
 import { startSolanaEmulator, type SolanaEmulator } from '../emulators/solana/server.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../emulators/trongrid/server.js';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { startDemoChain, type DemoChain } from './chain.js';
 import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './state.js';
 import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './webhooks.js';

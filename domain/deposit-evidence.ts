@@ -1,4 +1,4 @@
-import { railDecimals, rails, type UsdtRail } from './rails.js';
+import type { RailRequirement, UsdtRail } from './rails.js';
 
 /** What a link was given to be paid at, and what the chain watcher recorded. */
 export interface DepositEvidence {
@@ -20,11 +20,11 @@ export function parseDepositKey(key: string): { txHash: string; logIndex: number
  * Whether a recorded deposit can count for a link on `rail`: it went to the address the link
  * gave for that rail (EVM addresses compare without case; on Solana the recipient is the
  * merchant's wallet and the reference identified the link) in the rail's token units.
- * Returns the problem, or null when it holds.
+ * `facts` are the rail's (rails/registry.ts). Returns the problem, or null when it holds.
  */
-export function depositEvidenceProblem(rail: UsdtRail, e: DepositEvidence): string | null {
-  if (e.decimals !== railDecimals[rail]) return `recorded with ${e.decimals} decimals; ${rail} has ${railDecimals[rail]}`;
-  const requirement = rails[rail].requires;
+export function depositEvidenceProblem(rail: UsdtRail, facts: { decimals: number; requires: RailRequirement }, e: DepositEvidence): string | null {
+  if (e.decimals !== facts.decimals) return `recorded with ${e.decimals} decimals; ${rail} has ${facts.decimals}`;
+  const requirement = facts.requires;
   const expected =
     requirement === 'tron_xpub' ? e.linkAddresses.tron : requirement === 'evm_xpub' ? e.linkAddresses.evm?.toLowerCase() : e.linkAddresses.solana;
   const actual = requirement === 'evm_xpub' ? e.toAddress.toLowerCase() : e.toAddress;

@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { parseInput } from '../api/route.js';
 import { createKeyBody, rollKeyBody } from '../api/routes/keys/schemas.js';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey } from '../api/services/api-keys.js';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey } from '../services/keys/api-keys.js';
 import { storeExists } from '../db/api-key-repo.js';
 import { environments, type Environment } from '../domain/environment.js';
 import { AppError } from '../domain/errors.js';

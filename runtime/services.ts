@@ -3,17 +3,17 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import { buildApp } from '../api/app.js';
+import { buildApp } from './http-app.js';
 import { loggerOptions } from '../api/plugins/log-redaction.js';
 import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
 import { migrate } from '../db/migrate.js';
 import { rateServiceFor } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
-import { ensureWatchersForOpenWork } from '../api/services/chain-watchers.js';
-import { backfillLegacyDerivedAddresses } from '../api/services/derived-addresses.js';
-import { ensureOutboxSweeper } from '../activities/webhooks/dispatch.js';
-import type { Config } from './config.js';
+import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';
+import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addresses.js';
+import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
+import type { Config } from '../config/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
 import { ensureTemporalCli } from './temporal-cli.js';
@@ -83,6 +83,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
         port: config.temporal.port,
         uiPort: config.temporal.uiPort,
         namespace: config.temporal.namespace,
+        log: (level, message) => logger[level](message),
       });
       stops.push(() => embedded.stop());
       temporalAddress = embedded.address;
@@ -106,7 +107,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       const runPromise = workers.run();
       // A fresh dev server registers its namespace a moment after it answers: keep trying for a minute.
       void retryForAMinute(() => ensureWatchersForOpenWork(pool, temporal, config), logger, 'could not check the chain watchers at start');
-      void retryForAMinute(() => ensureOutboxSweeper({ temporal, config }), logger, 'could not start the webhook outbox sweeper');
+      void retryForAMinute(() => ensureWebhookSweeper({ temporal, config }), logger, 'could not start the webhook outbox sweeper');
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
     }

@@ -1,5 +1,5 @@
 // `npm run start:cluster`: the production topology on one machine (docs/production.md).
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { runCluster } from '../runtime/cluster/run-cluster.js';
 
 try {

@@ -27,6 +27,17 @@ export function workflowBundle(): Promise<WorkflowBundle> {
   return bundlePromise;
 }
 
+/**
+ * How many workflows each queue's Worker keeps in memory between their tasks (Temporal's sticky
+ * cache). Left to the SDK, every Worker sizes its cache to the whole V8 heap (about 2,300 on a
+ * 4 GB heap) as if it were alone, and this process runs one Worker per queue. A payment link's
+ * workflow stays open for its late watch (a day by default), so the worker's memory grew with every
+ * link made, about 270 KB each: 670 MB to 1.3 GB in five minutes of load (test/chaos/load.test.ts).
+ * A workflow pushed out of the cache is replayed from its history at its next task; a link's
+ * history is short. Together these bound the cache to roughly 160 MB.
+ */
+export const maxCachedWorkflows: Readonly<Record<TaskQueue, number>> = { payments: 400, chains: 50, webhooks: 150 };
+
 export interface WorkerSet {
   workers: Worker[];
   run(): Promise<void>;
@@ -54,6 +65,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
         taskQueue: taskQueueName(opts.deps.config.temporal.taskQueuePrefix, q),
         workflowBundle: bundle,
         activities,
+        maxCachedWorkflows: maxCachedWorkflows[q],
         shutdownGraceTime: '10 seconds',
       }),
     ),

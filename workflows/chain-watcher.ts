@@ -1,27 +1,16 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ChainActivities } from '../activities/chains/index.js';
-import type { Cursor } from '../db/chain-repo.js';
-import type { UsdtRail } from '../domain/rails.js';
+import type { ChainWatcherInput } from '../domain/workflow-contract.js';
 
 // Chain calls back off (a node or provider down) and never give up: the cursor waits with them.
+// A tick heartbeats while it runs, so a tick lost with its worker runs again within 20 s.
 const chains = proxyActivities<ChainActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: undefined,
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-export interface ChainWatcherInput {
-  rail: UsdtRail;
-  environment: 'test' | 'live';
-  cursor: Cursor | null;
-  pollMs: number;
-  /** Ticks before continue-as-new (default 500; tests set it low). */
-  ticksPerRun?: number;
-}
-
-/** `chain-watcher/<rail>/<env>`; with TASK_QUEUE_PREFIX set, deployments sharing a namespace get their own. */
-export const chainWatcherWorkflowId = (rail: string, env: string, prefix = ''): string =>
-  prefix ? `chain-watcher/${prefix}${rail}/${env}` : `chain-watcher/${rail}/${env}`;
+export type { ChainWatcherInput };
 
 /** Ticks per run before continue-as-new: about 10 history events each, far below the limits. */
 const ticksPerRun = 500;

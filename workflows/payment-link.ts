@@ -12,11 +12,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LinkActivities, Disposition } from '../activities/links/index.js';
-import type { MobileMoneyActivities, PromptSettlement } from '../activities/mobile-money/index.js';
-import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
 import { coversDue, fromMicro, toMicro } from '../domain/money.js';
 import { maxPromptsPerLink } from '../domain/mpesa/prompt-limits.js';
-import { isRailId, railDecimals, type RailId } from '../domain/rails.js';
+import { isRailId, type RailId } from '../domain/rails.js';
+import { railDecimals } from '../rails/registry.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../domain/states.js';
 import {
@@ -32,7 +31,8 @@ import {
   type CarriedLinkState,
   type PaymentLinkInput,
   type PaymentReport,
-} from './payment-link-contract.js';
+} from '../domain/workflow-contract.js';
+import { mobileMoney, PromptBook, type PromptOutcomes } from './mobile-money-prompts.js';
 
 // Database writes retry quickly and without limit: PostgreSQL coming back is only a matter of time.
 const db = proxyActivities<LinkActivities>({
@@ -40,25 +40,18 @@ const db = proxyActivities<LinkActivities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 
-// The operator is called at most a few times: a prompt on the customer's phone must not repeat
-// (the activity also refuses to resend when an earlier attempt's outcome is unknown).
-const mobileMoney = proxyActivities<MobileMoneyActivities>(mobileMoneyActivityOptions);
-
-/**
- * When to ask M-Pesa about a prompt whose callback has not come (callbacks do get lost), in
- * multiples of the first delay (30 s by default): then backing off; after the last check the
- * prompt counts as failed.
- */
-const promptCheckSteps = [1, 2, 4, 6, 10];
-/** While M-Pesa cannot be asked at all, a prompt is re-checked at most this many first delays apart. */
-const promptRetryCapSteps = 10;
-
 /**
  * Signals became hints settled by evidence (the recorded deposit, the STK query). Histories
  * recorded before this change replay their original decisions; every new decision, in old and
  * new workflows alike, takes the verified path. See workflows/README.md, "Changing a workflow".
  */
 const evidencePatch = 'signals-are-hints';
+/**
+ * Before this patch, two handlers waiting for the lock were both let in by the same condition
+ * check (a cancel and a prompt accepted in one workflow task ran side by side: the prompt rang on
+ * a link the cancel had just closed). Histories recorded before it replay the old way.
+ */
+const exclusiveLockPatch = 'exclusive-handler-lock';
 
 type Message =
   | { kind: 'seen'; report: PaymentReport }
@@ -99,18 +92,17 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>(
     (carried?.payments ?? []).map(([key, p]) => [key, { ...p, disposition: p.disposition as Disposition | null, micro: BigInt(p.micro) }]),
   );
-  /** Prompts to settle with M-Pesa: `checks` counts answers that said "still open", `errors` failed asks. */
-  const promptChecks = new Map<string, { phone: string; checks: number; errors: number; dueAtMs: number; callbackReport?: PaymentReport }>(
-    carried?.promptChecks ?? [],
-  );
+  /** The M-Pesa prompts still to settle (workflows/mobile-money-prompts.ts). */
+  const promptBook = new PromptBook(input.promptFirstCheckMs ?? 30_000, carried?.promptChecks);
   /** Set when a prompt is added, so the main loop re-arms its timer for the prompt's check. */
   let promptAdded = false;
-  const promptCheckDelaysMs = promptCheckSteps.map((n) => n * (input.promptFirstCheckMs ?? 30_000));
   const dueMicro = BigInt(input.usdtAmountMicro);
   const lateWatchMs = input.lateWatchMinutes * 60_000;
 
   const withLock = async <T>(fn: () => Promise<T>): Promise<T> => {
     await condition(() => !busy);
+    // One condition check releases every waiter at once: each takes the lock only if it is still free.
+    if (patched(exclusiveLockPatch)) while (busy) await condition(() => !busy);
     busy = true;
     try {
       return await fn();
@@ -219,14 +211,6 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const watchEndsAtMs = () =>
     isTerminal(status) ? Math.max(terminalAtMs, status === 'EXPIRED' ? input.expiresAtMs : 0) + lateWatchMs : input.expiresAtMs + lateWatchMs;
 
-  /** Any M-Pesa hint (a callback, a signal) asks for the prompt to be settled now by the STK query. */
-  const requestPromptCheck = (key: string): void => {
-    if (payments.get(key)?.state === 'confirmed') return;
-    const check = promptChecks.get(key);
-    if (check) check.dueAtMs = Math.min(check.dueAtMs, Date.now());
-    else promptChecks.set(key, { phone: '', checks: 0, errors: 0, dueAtMs: Date.now() });
-  };
-
   /**
    * Every signal is a hint: its rail and key say which evidence to read, nothing else in it is
    * believed. Chain signals are settled by the deposit the watcher recorded (its state, amount,
@@ -235,7 +219,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const handleHint = async (m: Message): Promise<void> => {
     const hint = hintOf(m);
     if (!hint) return void log.warn('A malformed signal was ignored', { linkId: input.linkId, kind: m.kind });
-    if (hint.rail === 'MOBILE_MONEY') return requestPromptCheck(hint.key);
+    if (hint.rail === 'MOBILE_MONEY') return promptBook.requestCheck(hint.key, promptOutcomes);
     const evidence = await db.verifyDeposit({ linkId: input.linkId, rail: hint.rail, key: hint.key });
     if (!evidence) return void log.warn('A signal named no recorded deposit of this link; ignored', { linkId: input.linkId, ...hint });
     if (evidence.state === 'seen') return onSeen(evidence.report);
@@ -243,88 +227,29 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     return settleFailure(hint.key, 'dropped', 'dropped by a chain reorganisation');
   };
 
-  /** Settles every due prompt from evidence; M-Pesa being unreachable changes nothing but the next ask. */
-  const settlePromptChecks = async (): Promise<void> => {
-    for (const [key, check] of promptChecks) {
-      if (payments.get(key)?.state === 'confirmed') {
-        promptChecks.delete(key);
-        continue;
-      }
-      if (Date.now() < check.dueAtMs) continue;
-      let answer: PromptSettlement;
-      try {
-        answer = await mobileMoney.settleStkPrompt({ linkId: input.linkId, checkoutRequestId: key });
-      } catch (err) {
-        check.errors += 1;
-        if (Date.now() < watchEndsAtMs()) {
-          check.dueAtMs = Date.now() + promptCheckDelaysMs[0]! * Math.min(2 ** (check.errors - 1), promptRetryCapSteps);
-          log.warn('M-Pesa could not be asked about a prompt; asking again later', { linkId: input.linkId, key, errors: check.errors, error: String(err) });
-          continue;
-        }
-        await settleFailure(key, 'failed', 'M-Pesa could not be asked how this prompt ended before the link closed.');
-        promptChecks.delete(key);
-        continue;
-      }
-      if (answer.status === 'succeeded') await onConfirmed(answer.report);
-      else if (answer.status === 'failed') await settleFailure(key, 'failed', answer.reason);
-      else if (answer.status === 'not_ours') log.warn('A hint named a prompt this link never sent; ignored', { linkId: input.linkId, key });
-      else if ((check.checks += 1) >= promptCheckDelaysMs.length) await settleFailure(key, 'failed', 'M-Pesa never reported an outcome for this prompt.');
-      else {
-        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
-        continue;
-      }
-      promptChecks.delete(key);
-    }
+  /** How the prompt book settles a prompt: through this link's own accounting. */
+  const promptOutcomes: PromptOutcomes = {
+    linkId: input.linkId,
+    mobileMoneyAmount: input.mobileMoneyAmount,
+    paymentState: (key) => payments.get(key)?.state,
+    confirmed: (report) => onConfirmed(report),
+    failed: (key, reason) => settleFailure(key, 'failed', reason),
+    watchEndsAtMs,
   };
 
   // ---- Before `evidencePatch`: kept unchanged so histories recorded then replay. ----
-  const verifyMobileCallback = async (report: PaymentReport): Promise<void> => {
-    if (payments.get(report.key)?.state === 'confirmed') return;
-    const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: report.key });
-    if (answer.status === 'succeeded') return onConfirmed(report);
-    if (answer.status === 'failed') return settleFailure(report.key, 'failed', answer.reason ?? 'M-Pesa reported the payment failed.');
-    const check = promptChecks.get(report.key);
-    if (answer.status === 'pending' && check) {
-      check.callbackReport = report;
-      check.dueAtMs = Math.min(check.dueAtMs, Date.now() + promptCheckDelaysMs[0]!);
-    }
-  };
   const handleTrusted = async (m: Message): Promise<void> => {
     if (m.kind === 'confirmed') {
-      return m.report.rail === 'MOBILE_MONEY' && !m.report.simulated ? verifyMobileCallback(m.report) : onConfirmed(m.report);
+      return m.report.rail === 'MOBILE_MONEY' && !m.report.simulated ? promptBook.verifyCallbackLegacy(m.report, promptOutcomes) : onConfirmed(m.report);
     }
     if (m.kind === 'seen') return onSeen(m.report);
     if (m.kind === 'callback') return;
     return settleFailure(m.key, m.kind, m.kind === 'failed' ? m.reason : 'dropped by a chain reorganisation');
   };
-  const checkOverduePromptsTrusted = async (): Promise<void> => {
-    for (const [key, check] of promptChecks) {
-      if (payments.get(key)?.state !== 'initiated') {
-        promptChecks.delete(key);
-        continue;
-      }
-      if (Date.now() < check.dueAtMs) continue;
-      const answer = await mobileMoney.queryStkPush({ linkId: input.linkId, checkoutRequestId: key });
-      check.checks += 1;
-      if (answer.status === 'succeeded') {
-        await onConfirmed(
-          check.callbackReport ?? { rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
-        );
-      } else if (answer.status === 'failed') {
-        await settleFailure(key, 'failed', answer.reason ?? 'M-Pesa reported the payment failed.');
-      } else if (check.checks >= promptCheckDelaysMs.length) {
-        await settleFailure(key, 'failed', 'M-Pesa never reported an outcome for this prompt.');
-      } else {
-        check.dueAtMs = Date.now() + promptCheckDelaysMs[check.checks]!;
-        continue;
-      }
-      promptChecks.delete(key);
-    }
-  };
   // ---- end of the pre-patch code ----
 
   const handle = (m: Message): Promise<void> => (patched(evidencePatch) ? handleHint(m) : handleTrusted(m));
-  const checkPrompts = (): Promise<void> => (patched(evidencePatch) ? settlePromptChecks() : checkOverduePromptsTrusted());
+  const checkPrompts = (): Promise<void> => (patched(evidencePatch) ? promptBook.settleDue(promptOutcomes) : promptBook.checkOverdueLegacy(promptOutcomes));
 
   setHandler(paymentSeen, (report) => void inbox.push({ kind: 'seen', report }));
   setHandler(paymentConfirmed, (report) => void inbox.push({ kind: 'confirmed', report }));
@@ -368,7 +293,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
         });
         const key = sent.checkoutRequestId;
         payments.set(key, { rail: 'MOBILE_MONEY', state: 'initiated', disposition: null, micro: 0n });
-        promptChecks.set(key, { phone: phoneNumber, checks: 0, errors: 0, dueAtMs: Date.now() + promptCheckDelaysMs[0]! });
+        promptBook.add(key, phoneNumber);
         promptAdded = true;
         await db.recordPayment({
           linkId: input.linkId,
@@ -430,8 +355,6 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     },
   );
 
-  const nextPromptCheckMs = () => Math.min(Infinity, ...[...promptChecks.values()].map((c) => c.dueAtMs));
-
   /**
    * Keeps the history bounded: a link that keeps receiving deposits or callbacks (dust payments,
    * a looping client) continues as new with its state before Temporal's limits are near. Only
@@ -447,7 +370,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       terminalAtMs,
       prompts,
       payments: [...payments.entries()].map(([key, p]) => [key, { ...p, micro: String(p.micro) }]),
-      promptChecks: [...promptChecks.entries()].map(([key, c]) => [key, { phone: c.phone, checks: c.checks, errors: c.errors, dueAtMs: c.dueAtMs }]),
+      promptChecks: promptBook.carry(),
     };
     log.info('Continuing as new to keep the history short', { linkId: input.linkId, historyLength: info.historyLength });
     await makeContinueAsNewFunc<typeof paymentLink>({ typedSearchAttributes: info.typedSearchAttributes })({ ...input, carried: state });
@@ -463,14 +386,14 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     await expireIf('PENDING', input.expiresAtMs);
     await expireIf('PROCESSING', input.expiresAtMs + lateWatchMs);
     const wakeAtMs = status === 'PENDING' ? input.expiresAtMs : watchEndsAtMs();
-    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptChecks.size === 0) break;
-    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, nextPromptCheckMs()) - now));
+    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptBook.size === 0) break;
+    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, promptBook.nextDueMs()) - now));
     promptAdded = false;
     while (inbox.length > 0) {
       const m = inbox.shift()!;
       await withLock(() => handle(m));
     }
-    if (promptChecks.size > 0) await withLock(checkPrompts);
+    if (promptBook.size > 0) await withLock(checkPrompts);
     await continueAsNewIfLong();
   }
   await db.stopWatchingLink({ linkId: input.linkId });

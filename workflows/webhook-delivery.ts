@@ -8,6 +8,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { DeliverAttemptResult, WebhookActivities } from '../activities/webhooks/index.js';
+import type { WebhookDeliveryInput, WebhookDeliveryResult } from '../domain/workflow-contract.js';
 import { maxAttempts, retryDelayMs } from '../domain/webhooks/retry-schedule.js';
 
 /**
@@ -20,20 +21,7 @@ import { maxAttempts, retryDelayMs } from '../domain/webhooks/retry-schedule.js'
  * The same workflow type makes a manual "send again now" (`manualDeliveryId` set): one
  * attempt, and on success it tells the automatic workflow of the pair to stop retrying.
  */
-export interface WebhookDeliveryInput {
-  eventId: string;
-  endpointId: string;
-  /** WEBHOOK_RETRY_SCALE at dispatch time; part of the input so replays see the same schedule. */
-  delayScale: number;
-  manualDeliveryId?: string;
-}
-
-export interface WebhookDeliveryResult {
-  outcome: 'delivered' | 'delivered_manually' | 'endpoint_gone' | 'endpoint_unavailable' | 'failed' | 'exhausted';
-  attempts: number;
-  lastDeliveryId: string | null;
-  endpointDisabled: boolean;
-}
+export type { WebhookDeliveryInput, WebhookDeliveryResult };
 
 /** Sent to the automatic workflow when a manual attempt got through. */
 export const deliveredManuallySignal = defineSignal('deliveredManually');

@@ -1,19 +1,20 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { getAddress } from 'viem';
 import type { Cursor } from '../../db/chain-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import { railEndpoint } from '../../runtime/rail-endpoints.js';
+import { railFacts } from '../../rails/registry.js';
+import { railEndpoint } from '../../config/rail-endpoints.js';
 import type { ActivityDeps } from '../index.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
-import { evmClient } from './evm/client.js';
-import { scanEvmTick, type EvmChainView, type TickResult } from './evm/scan-tick.js';
-import { isUnreachable, OutageLog } from './outage.js';
+import { evmClient } from '../../rails/evm/client.js';
+import { scanEvmTick, type EvmChainView, type TickResult } from '../../rails/evm/scan-tick.js';
+import { isUnreachable, OutageLog } from '../../rails/chain/outage.js';
 import { signalDeposits } from './signal-deposits.js';
-import { scanSolanaTick } from './solana/scan-tick.js';
-import { solanaView } from './solana/view.js';
-import { WatchSet, type Family } from './watch-set.js';
+import { scanSolanaTick } from '../../rails/solana/scan-tick.js';
+import { solanaView } from '../../rails/solana/view.js';
+import { WatchSet, type Family } from '../../rails/chain/watch-set.js';
 
 export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
 
@@ -60,7 +61,7 @@ export function createChainActivities(deps: ActivityDeps) {
     if (!ep.usdtContract) {
       throw notConfigured(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
     }
-    const tron = rail === 'USDT_TRON';
+    const tron = railFacts[rail].family === 'tron';
     return {
       rail,
       environment,
@@ -74,23 +75,55 @@ export function createChainActivities(deps: ActivityDeps) {
   return {
     /** One watcher tick: scan, settle seen deposits, then tell their owners. Safe to repeat. */
     async scanChainTick(input: { rail: UsdtRail; environment: Environment; cursor: Cursor | null }): Promise<(TickResult & { told: number }) | UnreachableTick> {
-      const key = `${input.rail}/${input.environment}`;
-      let result: TickResult;
+      const alive = keepAlive();
       try {
-        result =
-          input.rail === 'USDT_SOL'
-            ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
-            : await scanEvmTick(deps.pool, view(input.rail, input.environment), watchSet(input.rail === 'USDT_TRON' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
-      } catch (err) {
-        // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.
-        if (!isUnreachable(err)) throw err;
-        return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
+        return await scanTick(input);
+      } finally {
+        alive.stop();
       }
-      outages.succeeded(key, Date.now());
-      const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
-      return { ...result, told };
     },
   };
+
+  async function scanTick(input: { rail: UsdtRail; environment: Environment; cursor: Cursor | null }): Promise<(TickResult & { told: number }) | UnreachableTick> {
+    const key = `${input.rail}/${input.environment}`;
+    let result: TickResult;
+    try {
+      // The rail's adapter family picks the scanner: EVM-style logs (the EVM chains, and TRON
+      // through its JSON-RPC) or Solana's reference scan.
+      const family = railFacts[input.rail].family;
+      result =
+        family === 'solana'
+          ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
+          : await scanEvmTick(deps.pool, view(input.rail as EvmStyleRail, input.environment), watchSet(family === 'tron' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
+    } catch (err) {
+      // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.
+      if (!isUnreachable(err)) throw err;
+      return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
+    }
+    outages.succeeded(key, Date.now());
+    const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
+    return { ...result, told };
+  }
+}
+
+/** How often a running tick tells Temporal its worker is alive (the watcher's heartbeat timeout is 20 s). */
+const tickHeartbeatMs = 5_000;
+
+/**
+ * Heartbeats while a tick runs. A tick may take up to its two-minute timeout (slow nodes, retried
+ * reads), so without a heartbeat a worker killed mid-tick left the watcher waiting out those two
+ * minutes before the tick ran again: every deposit on the rail unseen meanwhile
+ * (test/chaos/embedded-faults.test.ts). Outside an activity (a direct call in a test) it does nothing.
+ */
+function keepAlive(): { stop(): void } {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return { stop() {} };
+  }
+  const timer = setInterval(() => context.heartbeat(), tickHeartbeatMs);
+  return { stop: () => clearInterval(timer) };
 }
 
 export type ChainActivities = ReturnType<typeof createChainActivities>;

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { markSignalled, unsignalledDeposits, type DepositRow } from '../../db/chain-repo.js';
@@ -6,22 +6,9 @@ import { insertEvent } from '../../db/event-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { formatUnits } from '../../domain/money.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import {
-  paymentConfirmed,
-  paymentDropped,
-  requestWorkflowId,
-  paymentSeen,
-  type PaymentReport,
-} from '../../workflows/payment-link-contract.js';
-
-/** The `network` names of transfer.confirmed (DESIGN.md): as the derived-wallet balance names them. */
-export const transferNetwork: Record<UsdtRail, string> = {
-  USDT_TRON: 'TRON',
-  USDT_BSC: 'BSC',
-  USDT_ETH: 'ETH',
-  USDT_POLYGON: 'POLYGON',
-  USDT_SOL: 'SOL',
-};
+import { railFacts } from '../../rails/registry.js';
+import type { PaymentReport } from '../../domain/payment-report.js';
+import { tellDeposit } from '../../temporal-client/index.js';
 
 export interface SignalDeps {
   pool: DatabasePool;
@@ -29,9 +16,6 @@ export interface SignalDeps {
   dispatchEvent(input: { eventId: string }): Promise<unknown>;
   logger?: Pick<Logger, 'warn'>;
 }
-
-export const ownerWorkflowId = (d: Pick<DepositRow, 'owner_kind' | 'owner_id'>): string =>
-  requestWorkflowId(d.owner_kind === 'invoice' ? 'invoice' : 'payment_link', d.owner_id);
 
 function report(rail: UsdtRail, d: DepositRow): PaymentReport {
   return {
@@ -58,13 +42,11 @@ export async function signalDeposits(deps: SignalDeps, rail: UsdtRail, env: Envi
     if (d.owner_kind === 'derived') {
       if (d.state === 'confirmed') await emitTransferConfirmed(deps, rail, env, d, head);
     } else {
-      const handle = deps.temporal.workflow.getHandle(ownerWorkflowId(d));
-      try {
-        if (d.state === 'seen') await handle.signal(paymentSeen, report(rail, d));
-        else if (d.state === 'confirmed') await handle.signal(paymentConfirmed, report(rail, d));
-        else await handle.signal(paymentDropped, { rail, key: `${d.tx_hash}:${d.log_index}` });
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const owner = { kind: d.owner_kind === 'invoice' ? ('invoice' as const) : ('payment_link' as const), id: d.owner_id };
+      const news = d.state === 'seen' || d.state === 'confirmed'
+        ? { state: d.state, report: report(rail, d) }
+        : { state: 'dropped' as const, rail, key: `${d.tx_hash}:${d.log_index}` };
+      if (!(await tellDeposit(deps.temporal, owner, news))) {
         deps.logger?.warn({ rail, txHash: d.tx_hash, owner: d.owner_id }, 'deposit after the watch window closed; recorded only');
       }
     }
@@ -82,7 +64,7 @@ async function emitTransferConfirmed(deps: SignalDeps, rail: UsdtRail, env: Envi
     dedupeKey: `transfer.confirmed:${rail}:${d.tx_hash}:${d.log_index}`,
     createdAt: new Date().toISOString(),
     data: {
-      network: transferNetwork[rail],
+      network: railFacts[rail].network,
       index: d.derived_index,
       address: d.to_address,
       txHash: d.tx_hash,

@@ -1,19 +1,28 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
-import { sql, type CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
 import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
+import {
+  markLinkConfirmed,
+  moveLinkStatus,
+  setAmountReceived,
+  stopWatchingOwner,
+  upsertPayment,
+  type Disposition,
+  type PaymentState,
+} from '../../db/link-payment-repo.js';
 import { findLinkById, listLinkPayments } from '../../db/payment-link-repo.js';
-import { invoiceDto } from '../../api/dto/invoice.js';
-import { paymentLinkDetailDto } from '../../api/dto/payment-link.js';
+import { invoiceDto } from '../../services/invoices/dto.js';
+import { paymentLinkDetailDto } from '../../services/payment-links/dto.js';
 import { findInvoiceView } from '../../db/invoice-repo.js';
+import { railFacts } from '../../rails/registry.js';
 import { depositEvidenceProblem, parseDepositKey } from '../../domain/deposit-evidence.js';
 import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import type { ActivityDeps } from '../index.js';
 
-export type PaymentState = 'initiated' | 'seen' | 'confirmed' | 'failed' | 'dropped';
-export type Disposition = 'payment' | 'late' | 'duplicate' | 'after_cancel' | 'underpaid' | 'overpaid';
+export type { Disposition, PaymentState };
 
 export interface VerifiedDeposit {
   state: 'seen' | 'confirmed' | 'dropped';
@@ -26,29 +35,6 @@ async function refuseSimulatedOnLive(db: CommonQueryMethods, linkId: string, rep
   if ((await findLinkById(db, linkId))?.environment !== 'test') throw ApplicationFailure.nonRetryable('Simulated payments exist only in the test environment.', 'SimulatedOnLive');
 }
 
-async function upsertPayment(
-  db: CommonQueryMethods,
-  linkId: string,
-  p: { report: PaymentReport; state: PaymentState; disposition: Disposition | null; failureReason?: string | null },
-): Promise<void> {
-  const r = p.report;
-  await db.query(sql.unsafe`
-    INSERT INTO link_payments (link_id, payment_key, rail, external_id, payer, amount_minor, decimals, state, disposition, failure_reason, block_number)
-    VALUES (${linkId}, ${r.key}, ${r.rail}, ${r.externalId}, ${r.payer}, ${r.amountMinor}, ${r.decimals}, ${p.state}, ${p.disposition},
-      ${p.failureReason ?? null}, ${r.blockNumber ?? null})
-    ON CONFLICT (link_id, payment_key) DO UPDATE SET
-      state = EXCLUDED.state,
-      disposition = COALESCE(EXCLUDED.disposition, link_payments.disposition),
-      failure_reason = EXCLUDED.failure_reason,
-      -- A failure or drop keeps the id the payment was known by; a confirmation brings the final one (the M-Pesa receipt).
-      external_id = CASE WHEN EXCLUDED.state IN ('failed', 'dropped') THEN link_payments.external_id
-                         ELSE COALESCE(EXCLUDED.external_id, link_payments.external_id) END,
-      payer = COALESCE(EXCLUDED.payer, link_payments.payer),
-      amount_minor = COALESCE(EXCLUDED.amount_minor, link_payments.amount_minor),
-      block_number = COALESCE(EXCLUDED.block_number, link_payments.block_number),
-      updated_at = now()`);
-}
-
 /**
  * Activities that write the payment-link read model. Each is idempotent: a status update only
  * applies from the expected states (re-running it changes nothing), payments upsert on their
@@ -58,10 +44,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
   const { pool } = deps;
   return {
     async setLinkStatus(input: { linkId: string; from: LinkStatus[]; to: LinkStatus }): Promise<boolean> {
-      const result = await pool.query(sql.unsafe`
-        UPDATE payment_links SET status = ${input.to}, updated_at = now(), version = version + 1
-        WHERE id = ${input.linkId} AND status = ANY(${sql.array(input.from, 'text')})`);
-      return result.rowCount > 0;
+      return moveLinkStatus(pool, input.linkId, input.from, input.to);
     },
 
     async recordPayment(input: {
@@ -77,7 +60,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
         await refuseSimulatedOnLive(tx, input.linkId, input.report);
         await upsertPayment(tx, input.linkId, input);
         if (input.receivedMicro !== undefined) {
-          await tx.query(sql.unsafe`UPDATE payment_links SET amount_received_minor = ${input.receivedMicro}, updated_at = now() WHERE id = ${input.linkId}`);
+          await setAmountReceived(tx, input.linkId, input.receivedMicro);
         }
       });
     },
@@ -98,12 +81,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
       return pool.transaction(async (tx) => {
         await refuseSimulatedOnLive(tx, input.linkId, input.report);
         await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition });
-        const r = input.report;
-        await tx.query(sql.unsafe`
-          UPDATE payment_links SET status = 'CONFIRMED', confirmed_rail = ${r.rail}, confirmed_at = ${input.confirmedAt},
-            external_id = ${r.externalId}, payer = ${r.payer}, amount_received_minor = ${input.receivedMicro},
-            simulated = ${r.simulated ?? false}, updated_at = now(), version = version + 1
-          WHERE id = ${input.linkId} AND status = ANY(${sql.array(input.from, 'text')})`);
+        await markLinkConfirmed(tx, input.linkId, input.from, { report: input.report, confirmedAt: input.confirmedAt, receivedMicro: input.receivedMicro });
         const row = (await findLinkById(tx, input.linkId))!;
         const invoice = row.kind === 'invoice';
         const data = invoice
@@ -134,7 +112,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
       const rail: UsdtRail = input.rail;
       const row = await findLinkDeposit(pool, input.linkId, rail, at.txHash, at.logIndex);
       if (!row) return null;
-      const problem = depositEvidenceProblem(rail, {
+      const problem = depositEvidenceProblem(rail, railFacts[rail], {
         toAddress: row.to_address,
         decimals: row.decimals,
         linkAddresses: { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address },
@@ -160,7 +138,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
 
     /** The watch window is over: chain watchers stop matching this link's addresses. */
     async stopWatchingLink(input: { linkId: string }): Promise<void> {
-      await pool.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${input.linkId}`);
+      await stopWatchingOwner(pool, input.linkId);
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 import { queryStkPush, type StkQueryResult } from './query-stk-push.js';
 import { sendStkPush, type SendStkPushInput, type SendStkPushResult } from './send-stk-push.js';
 import { settleStkPrompt, type PromptSettlement } from './settle-prompt.js';

@@ -1,3 +1,4 @@
+import { stkQueryPath } from '../../rails/mpesa/daraja-paths.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
@@ -5,11 +6,10 @@ import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
 import { isSuccessCode, resultReason } from '../../domain/mpesa/result-codes.js';
 import { buildStkQueryBody } from '../../domain/mpesa/stk-request.js';
 import { findStkRequestByCheckoutId } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../runtime/config.js';
-import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from './daraja-client.js';
+import type { Config } from '../../config/config.js';
+import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
 
-export const stkQueryPath = '/mpesa/stkpushquery/v1/query';
 
 export interface StkQueryResult {
   /** `pending`: the prompt is still open; `unknown_request`: Daraja does not know the id. */

@@ -1,6 +1,7 @@
+import { callbackPath, stkPushPath } from '../../rails/mpesa/daraja-paths.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { randomToken } from '../../domain/ids.js';
+import { hashCallbackToken, newCallbackToken, sameTokenHash } from '../../domain/mpesa/callback-token.js';
 import { classifyDarajaError, type DarajaError } from '../../domain/mpesa/daraja-errors.js';
 import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
 import { businessShortCode } from '../../domain/mpesa/merchant.js';
@@ -14,8 +15,8 @@ import {
   releaseStkRequest,
   type StkRequestRow,
 } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../runtime/config.js';
-import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from './daraja-client.js';
+import type { Config } from '../../config/config.js';
+import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
 
 export interface SendStkPushInput {
@@ -39,8 +40,6 @@ export interface SendStkPushResult {
   merchantRequestId: string;
 }
 
-export const stkPushPath = '/mpesa/stkpush/v1/processrequest';
-export const callbackPath = (token: string) => `/v1/callbacks/mpesa/${token}`;
 
 interface Deps {
   pool: DatabasePool;
@@ -58,7 +57,8 @@ export async function sendStkPush(deps: Deps, input: SendStkPushInput): Promise<
   const previous = await findStkRequest(deps.pool, input.linkId, input.attempt);
   if (previous) return replay(deps.pool, previous);
   const session = await openSessionOrFail(deps, input.storeId, input.environment);
-  const token = randomToken(40);
+  const token = newCallbackToken();
+  const tokenHash = hashCallbackToken(token);
   const row = await claimStkRequest(deps.pool, {
     link_id: input.linkId,
     attempt: input.attempt,
@@ -68,10 +68,10 @@ export async function sendStkPush(deps: Deps, input: SendStkPushInput): Promise<
     amount_kes: input.amountKes,
     business_short_code: businessShortCode(session.merchant),
     party_b: session.merchant.shortcode,
-    callback_token: token,
+    callback_token_hash: tokenHash,
   });
   // Lost a race with a concurrent run of the same attempt: that run owns the prompt.
-  if (row.callback_token !== token) return replay(deps.pool, row);
+  if (!sameTokenHash(row.callback_token_hash, tokenHash)) return replay(deps.pool, row);
 
   const body = buildStkPushBody({
     merchant: session.merchant,

@@ -2,8 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import type { Environment } from '../../domain/environment.js';
 import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
-import type { Config } from '../../runtime/config.js';
-import { CredentialsUnreadableError, NotConnectedError, openMerchantSession, type MerchantSession } from './merchant-session.js';
+import type { Config } from '../../config/config.js';
+import { CredentialsUnreadableError, NotConnectedError, openMerchantSession, type MerchantSession } from '../../rails/mpesa/merchant-session.js';
 
 /** Opens the merchant's session inside an activity: a missing or unreadable connection is final. */
 export async function openSessionOrFail(

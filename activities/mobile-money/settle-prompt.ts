@@ -1,7 +1,8 @@
 import type { DatabasePool } from 'slonik';
-import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious, type CallbackRow } from '../../db/mobile-money-repo.js';
+import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mobile-money-repo.js';
+import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
 import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import { queryStkPush } from './query-stk-push.js';
 
@@ -36,7 +37,9 @@ export async function settleStkPrompt(
   if (answer.status !== 'succeeded') return { status: answer.status };
   const failures = callbacks.filter((c) => !isSuccessCode(c.result_code));
   await markCallbacksSuspicious(deps.pool, failures.map((c) => c.id), 'claims failure; the STK query says the prompt was paid');
-  const receipt = receiptSource(claimsSuccess, String(request.amount_kes));
+  const candidates = believableReceipts(claimsSuccess, String(request.amount_kes));
+  if (receiptsDisagree(candidates)) await markCallbacksSuspicious(deps.pool, candidates.map((c) => c.id), disputedReceipt);
+  const receipt = receiptsDisagree(candidates) ? undefined : candidates[0];
   return {
     status: 'succeeded',
     report: {
@@ -52,7 +55,8 @@ export async function settleStkPrompt(
   };
 }
 
-/** The first success callback that names a receipt and the prompt's amount and was not found suspicious. */
-function receiptSource(callbacks: CallbackRow[], amountKes: string): CallbackRow | undefined {
-  return callbacks.find((c) => c.receipt && c.amount_kes === amountKes && c.suspicious_reason === null);
-}
+/**
+ * Success callbacks that name a receipt and the prompt's amount and were not found suspicious.
+ * Callbacks are unsigned, so a receipt is shown only when they all agree on it; otherwise the
+ * CheckoutRequestID stands in (the STK query, which decides the payment, carries no receipt).
+ */

@@ -4,7 +4,7 @@ import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
 import { parseRate } from '../../domain/money.js';
 import { checkQuotes, defaultRatePolicy, type Quote, type RatePolicy } from '../../domain/rate-checks.js';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 
 /**
  * The KES per USDT rate for converting amounts (docs/rates.md). Test keys use a fixed rate. Live

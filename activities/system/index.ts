@@ -1,13 +1,11 @@
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool } from 'slonik';
+import { databaseTime } from '../../db/pool.js';
 
 export function createSystemActivities(deps: { pool: DatabasePool }) {
   return {
     /** Reads the database clock and the number of applied migrations: proves the worker reaches PostgreSQL. */
     async databaseTime(): Promise<{ now: string; migrations: number }> {
-      const row = await deps.pool.one(sql.type(z.object({ now: z.string(), migrations: z.number() }))`
-        SELECT now() AS now, (SELECT count(*) FROM schema_migrations)::int AS migrations`);
-      return { now: row.now, migrations: row.migrations };
+      return databaseTime(deps.pool);
     },
   };
 }

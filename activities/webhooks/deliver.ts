@@ -12,11 +12,11 @@ import {
 } from '../../db/webhook-repo.js';
 import { CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
 import { webhookHeaders } from '../../domain/webhooks/signing.js';
-import type { Config } from '../../runtime/config.js';
-import { EncryptionKeyRequiredError, keyringFor } from '../crypto/keyring.js';
-import { resolveDestination } from './destination.js';
+import type { Config } from '../../config/config.js';
+import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
+import { resolveDestination } from '../../services/webhooks/destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
-import { openWebhookSecret } from './secrets.js';
+import { openWebhookSecret } from '../../services/webhooks/secrets.js';
 
 export interface DeliverAttemptInput {
   eventId: string;

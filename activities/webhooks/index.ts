@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 import { createDeliveryActivities } from './deliver.js';
 import { createDispatchActivities } from './dispatch.js';
 

@@ -12,9 +12,43 @@ import { jsonDepthExceeds, jsonDepthRule, maxJsonDepth } from '../../domain/json
  */
 export function registerBodyDepthGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    const problem = bodyDepthProblem(request.body);
+    const problem = bodyDepthProblem(request.body) ?? bodyTextProblem(request.body);
     if (problem) throw problem;
   });
+}
+
+/** A NUL, or half of a UTF-16 surrogate pair without its other half. */
+const unstorableText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Text PostgreSQL cannot store is refused on arrival, naming the field: a NUL (no `text` or
+ * `jsonb` value may hold one) or an unpaired surrogate (`jsonb` refuses its escape, and as `text`
+ * it would silently become U+FFFD). Keys count as text too. Runs after the depth check, so the
+ * walk is bounded; found by the hostile-input suite (a NUL in `merchantRef` answered 500).
+ */
+export function bodyTextProblem(body: unknown): AppError | null {
+  const refuse = (field: string) => new AppError('invalid_field', `Invalid '${field}': must not contain NUL characters or unpaired UTF-16 surrogates.`, field);
+  if (body instanceof URLSearchParams) {
+    for (const [field, value] of body) if (unstorableText.test(field) || unstorableText.test(value)) return refuse(field);
+    return null;
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  for (const [field, value] of Object.entries(body)) {
+    if (unstorableText.test(field)) return refuse(field);
+    const pending: unknown[] = [value];
+    while (pending.length > 0) {
+      const node = pending.pop();
+      if (typeof node === 'string') {
+        if (unstorableText.test(node)) return refuse(field);
+      } else if (node !== null && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (unstorableText.test(k)) return refuse(field);
+          pending.push(v);
+        }
+      }
+    }
+  }
+  return null;
 }
 
 /** The refusal for a body nested too deep, or null. Only parsed JSON (objects and arrays) is looked at. */

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/pool.js';
 import { AppError, errorTypeForStatus } from '../../domain/errors.js';
 
 export interface ErrorBody {
@@ -25,6 +26,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
       [status, code, message] = [413, 'body_too_large', 'The request body is too large.'];
     } else if (err.statusCode === 400 || err.code?.startsWith('FST_ERR_CTP')) {
       [status, code, message] = [400, 'invalid_json', 'The request body is not valid JSON.'];
+    } else if (isDatabaseUnavailable(err)) {
+      // PostgreSQL down or restarting: the client should retry, not give up (writes are
+      // transactions, and a creation retried with its Idempotency-Key finishes the same object).
+      request.log.warn({ err }, 'database unavailable');
+      reply.header('retry-after', '5');
+      [status, code, message] = [503, 'upstream_unavailable', 'The database is unavailable for a moment. Retry shortly (a creation with the same Idempotency-Key).'];
     } else {
       request.log.error({ err }, 'unhandled error');
       [status, code, message] = [500, 'internal', 'Something went wrong on our side. Quote the request id when you contact support.'];

@@ -1,8 +1,8 @@
 import type { DatabasePool } from 'slonik';
-import { keyringFor } from '../../activities/crypto/keyring.js';
+import { keyringFor } from '../../services/keyring.js';
 import { deleteExpiredKey, listMarkedResponses, rewriteStoredResponse } from '../../db/idempotency-repo.js';
 import { environments, type Environment } from '../../domain/environment.js';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 import { resealBody, sealedMarker } from './idempotency-seal.js';
 
 export interface SealedResponsesReport {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { keyringFor } from '../../activities/crypto/keyring.js';
+import { keyringFor } from '../../services/keyring.js';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -16,6 +16,7 @@ import { newId, randomToken, type IdKind } from '../../domain/ids.js';
 import type { ApiDeps } from '../deps.js';
 import type { IdempotencyOptions } from '../route.js';
 import type { AuthContext } from './auth.js';
+import { freshIds, type RequestIds } from '../../services/request-ids.js';
 import { isSealed, needsSealing, sealBody, unsealBody, type RecordRef } from './idempotency-seal.js';
 
 /**
@@ -95,14 +96,6 @@ function inProgress(retryAfterMs: number): AppError {
   );
 }
 
-/** Ids of the objects a request creates (see withIdempotency). */
-export interface RequestIds {
-  /** The id of the request's new object of `kind`: reserved on the Idempotency-Key if there is one. */
-  idFor(kind: IdKind): Promise<string>;
-}
-
-/** Without an Idempotency-Key: every object gets a new id. */
-export const freshIds: RequestIds = { idFor: async (kind) => newId(kind) };
 
 /** One attempt holding a claim: keeps its lease, reserves ids, and settles the key at the end. */
 class Attempt {

@@ -5,7 +5,7 @@ import {
   spikeArrest, subscriberLocked, unknownCheckoutRequest, wrongCredentials, type Refusal,
 } from './checks.js';
 import { handleControl } from './control.js';
-import { DarajaState, newRequestId, type EmulatorMerchant, type PhoneScript, type Prompt } from './state.js';
+import { DarajaState, newRequestId, type DarajaFailure, type EmulatorMerchant, type PhoneScript, type Prompt } from './state.js';
 import { errorBody, oauthBody, pushAcceptedBody, queryPendingBody, queryResultBody, type CallbackResult } from './templates.js';
 
 export type { EmulatorMerchant, PhoneScript, Prompt } from './state.js';
@@ -33,7 +33,12 @@ export interface DarajaEmulator {
   /** Settles an open prompt and delivers its callback(s) as scripted; resolves after delivery. */
   complete(checkoutRequestId: string, result?: CallbackResult): Promise<Prompt>;
   /** Makes the next `n` operator calls fail: spike arrest (a 500 answer) or a dropped connection. */
-  failNext(n: number, kind: 'spike_arrest' | 'drop_connection'): void;
+  /**
+   * The next n operator calls fail: `spike_arrest` (refused), `drop_connection` (closed before
+   * reading: nothing happened), `lose_answer` (processed as usual, then the connection closes
+   * before the answer: a prompt was sent, the caller never learns its id).
+   */
+  failNext(n: number, kind: DarajaFailure): void;
   /** Every issued token becomes invalid (as after an expiry): the next call gets 404.001.03. */
   revokeTokens(): void;
   /** Requests received, in order (method and path only; status 0 when the connection was dropped). */
@@ -159,6 +164,7 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     // A missing or wrong Content-Type is documented to surface as "Invalid BusinessShortCode".
     const body = /^application\/json\b/.test(req.headers['content-type'] ?? '') ? parseObject(raw) : null;
     if (!body) return refuse(res, { status: 400, errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid BusinessShortCode' });
+    if (failure === 'lose_answer') loseAnswer(req, res);
     return url.pathname.includes('stkpushquery') ? query(res, body) : push(res, body);
   };
 
@@ -178,6 +184,16 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Whatever the handler answers is never sent: the connection closes instead. */
+function loseAnswer(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead = (() => res) as typeof res.writeHead;
+  res.setHeader = (() => res) as typeof res.setHeader;
+  res.end = (() => {
+    req.socket.destroy();
+    return res;
+  }) as typeof res.end;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -44,11 +44,13 @@ const digits = (n: number) => Array.from({ length: n }, () => randomInt(10)).joi
 const upperAlnum = (n: number) => Array.from(randomBytes(n), (b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[b % 36]).join('');
 export const newRequestId = () => `${digits(5)}-${digits(8)}-1`;
 
+export type DarajaFailure = 'spike_arrest' | 'drop_connection' | 'lose_answer';
+
 /** The emulator's memory: tokens, open and settled prompts, phone scripts. */
 export class DarajaState {
   readonly prompts = new Map<string, Prompt>();
   readonly scripts = new Map<string, PhoneScript>();
-  readonly failures: ('spike_arrest' | 'drop_connection')[] = [];
+  readonly failures: DarajaFailure[] = [];
   private readonly tokens = new Map<string, { consumerKey: string; expiresAtMs: number }>();
   private readonly currentToken = new Map<string, string>();
 

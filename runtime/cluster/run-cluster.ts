@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { keyringFor } from '../../activities/crypto/keyring.js';
+import { keyringFor } from '../../services/keyring.js';
 import { migrate } from '../../db/migrate.js';
-import type { Config } from '../config.js';
+import type { Config } from '../../config/config.js';
 import { startAppGroup, type AppGroup } from './app-group.js';
 import { ensureClusterBinaries } from './binaries.js';
 import { isPortFree } from './ports.js';

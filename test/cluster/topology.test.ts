@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
+import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { startClusterApps, type ClusterApps } from '../helpers/cluster-apps.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { evmXpub } from '../helpers/fixtures.js';

@@ -102,3 +102,23 @@ export async function deployTestToken(anvil: Anvil, opts: { decimals?: number } 
     balanceOf: (holder) => anvil.publicClient.readContract({ address, abi, functionName: 'balanceOf', args: [holder] }) as Promise<bigint>,
   };
 }
+
+/**
+ * Mines a block every `intervalMs` in the background, as a real chain keeps producing blocks, so
+ * deposits reach their depth without the test mining them. `stop()` ends it after the block in flight.
+ */
+export function keepMining(anvil: Pick<Anvil, 'rpc'>, intervalMs: number): { stop(): Promise<void> } {
+  let mining = true;
+  const loop = (async () => {
+    while (mining) {
+      await anvil.rpc('anvil_mine', ['0x1']).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      mining = false;
+      await loop;
+    },
+  };
+}

@@ -1,9 +1,9 @@
 import { Client, Connection, type WorkflowStartOptions } from '@temporalio/client';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { rateServiceFor, type RateService } from '../../activities/rates/rate-service.js';
 import { openPool } from '../../db/pool.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 
 /**
  * Run as its own process by `spawnCrashingApi` (crashing-api.ts): the real API, except that it

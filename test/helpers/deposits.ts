@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setDepositState, upsertSeenDeposit } from '../../db/chain-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import type { PaymentReport } from '../../workflows/payment-link-contract.js';
+import type { PaymentReport } from '../../domain/workflow-contract.js';
 import type { Stack } from './stack.js';
 
 export interface RecordedDeposit {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Family } from '../../activities/chains/watch-set.js';
+import type { Family } from '../../rails/chain/watch-set.js';
 import type { Environment } from '../../domain/environment.js';
 
 /**

@@ -1,5 +1,5 @@
 import { openPool } from '../../db/pool.js';
-import { WatchSet, type Family } from '../../activities/chains/watch-set.js';
+import { WatchSet, type Family } from '../../rails/chain/watch-set.js';
 import type { Environment } from '../../domain/environment.js';
 
 /**

@@ -7,7 +7,7 @@ import { formatKeyEntry, generateKey, type EncryptionKey } from '../../domain/cr
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { newId } from '../../domain/ids.js';
-import type { Config } from '../../runtime/config.js';
+import type { Config } from '../../config/config.js';
 import { maybeRecordHistory } from './histories.js';
 import type { Stack } from './stack.js';
 import type { WebhookReceiver } from './webhook-receiver.js';

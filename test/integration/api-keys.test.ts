@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { RateService } from '../../activities/rates/rate-service.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import type { CreatedStore } from '../../db/store-repo.js';

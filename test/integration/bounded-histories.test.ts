@@ -4,7 +4,7 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { maxPromptsPerLink, maxPromptsPerPhone } from '../../domain/mpesa/prompt-limits.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { linkState, paymentConfirmed, paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
+import { linkState, paymentConfirmed, paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { recordDeposit } from '../helpers/deposits.js';
 import { connectAllRails } from '../helpers/fixtures.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { getAddress, type Address } from 'viem';
 import { z } from 'zod';
-import { recordHandedOut } from '../../api/services/derived-addresses.js';
+import { recordHandedOut } from '../../services/wallets/derived-addresses.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { deriveAddress } from '../../domain/hd/derive.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';

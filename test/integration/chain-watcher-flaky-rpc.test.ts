@@ -5,9 +5,9 @@ import { createPublicClient, getAddress, http, type Address } from 'viem';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import { z } from 'zod';
 import { createChainActivities } from '../../activities/chains/index.js';
-import { scanEvmTick, type EvmChainView, type TickResult } from '../../activities/chains/evm/scan-tick.js';
-import { scanSolanaTick } from '../../activities/chains/solana/scan-tick.js';
-import { WatchSet } from '../../activities/chains/watch-set.js';
+import { scanEvmTick, type EvmChainView, type TickResult } from '../../rails/evm/scan-tick.js';
+import { scanSolanaTick } from '../../rails/solana/scan-tick.js';
+import { WatchSet } from '../../rails/chain/watch-set.js';
 import { upsertSeenDeposit, type Cursor } from '../../db/chain-repo.js';
 import { openPool } from '../../db/pool.js';
 import { startSolanaEmulator, type SolanaEmulator } from '../../emulators/solana/server.js';
@@ -46,7 +46,8 @@ afterAll(async () => {
 
 const usdt18 = (n: bigint) => n * 10n ** 18n;
 const mine = (blocks: number) => anvil.rpc('anvil_mine', [`0x${blocks.toString(16)}`]);
-const head = () => anvil.publicClient.getBlockNumber();
+// Never viem's cached block number (4 s by default): the head must be the chain's head now.
+const head = () => anvil.publicClient.getBlockNumber({ cacheTime: 0 });
 const everyFault: Fault[] = ['http500', 'timeout', 'malformed', 'null'];
 const deposit = (tx: string) =>
   pool.one(sql.type(z.object({ state: z.string(), block_number: z.string() }))`

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createChainActivities } from '../../activities/chains/index.js';
-import { OutageLog } from '../../activities/chains/outage.js';
-import { loadConfig } from '../../runtime/config.js';
+import { OutageLog } from '../../rails/chain/outage.js';
+import { loadConfig } from '../../config/config.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { freePort } from '../helpers/ports.js';
 import { startStack, type Stack } from '../helpers/stack.js';

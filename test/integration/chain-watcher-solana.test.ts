@@ -3,7 +3,7 @@ import { Connection, Keypair } from '@solana/web3.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { readReference, type ReferenceProgress } from '../../activities/chains/solana/read-reference.js';
+import { readReference, type ReferenceProgress } from '../../rails/solana/read-reference.js';
 import { associatedTokenAddress } from '../../emulators/solana/ledger.js';
 import { startSolanaEmulator, type SolanaEmulator } from '../../emulators/solana/server.js';
 import { startStack, type Stack } from '../helpers/stack.js';

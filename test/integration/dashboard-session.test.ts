@@ -6,7 +6,7 @@ import pino from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { RateService } from '../../activities/rates/rate-service.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { loginAttemptsPerMinute } from '../../web/dashboard/login.js';

@@ -3,7 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { RateService } from '../../activities/rates/rate-service.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { searchAttributes } from '../../domain/search-attributes.js';

@@ -7,7 +7,7 @@ import { reencryptSealedResponses } from '../../api/plugins/idempotency-reencryp
 import { unsealBody } from '../../api/plugins/idempotency-seal.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { credentialKeyId, generateKey, keyringOf } from '../../domain/crypto/credentials.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { encryptionEnv } from '../helpers/webhook-harness.js';
 

@@ -8,7 +8,7 @@ import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
-import { invoiceWorkflowId } from '../../workflows/payment-link-contract.js';
+import { invoiceWorkflowId } from '../../domain/workflow-contract.js';
 
 let anvil: Anvil;
 let usdt: TestToken;

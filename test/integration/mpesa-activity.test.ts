@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createMobileMoneyActivities } from '../../activities/mobile-money/index.js';
-import { openMerchantSession } from '../../activities/mobile-money/merchant-session.js';
-import { reencryptAllCredentials } from '../../activities/mobile-money/reencrypt.js';
+import { openMerchantSession } from '../../rails/mpesa/merchant-session.js';
+import { reencryptAllCredentials } from '../../services/mobile-money/reencrypt.js';
 import { findStkRequest } from '../../db/mobile-money-repo.js';
+import { hashCallbackToken } from '../../domain/mpesa/callback-token.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -49,6 +50,8 @@ const input = (attempt: string, phoneNumber = nextPhone()) => ({
   linkId, storeId: store.clientId, environment: 'test' as const, phoneNumber, amountKes: 75, accountReference: linkId, description: 'Order 75', attempt,
 });
 const pushes = () => daraja.requests.filter((r) => r.path === '/mpesa/stkpush/v1/processrequest');
+/** The callback token Daraja was given for a prompt: the last segment of its CallBackURL. */
+const tokenOf = (checkoutRequestId: string) => daraja.state.prompts.get(checkoutRequestId)!.callbackUrl.split('/').pop()!;
 
 describe('sendStkPush', () => {
   it('sends one prompt per (link, attempt): a retry returns the recorded result', async () => {
@@ -58,7 +61,10 @@ describe('sendStkPush', () => {
     expect(again).toEqual(first);
     // The result lands in Temporal's history: the prompt's ids only, never the callback token.
     expect(Object.keys(first).sort()).toEqual(['checkoutRequestId', 'merchantRequestId']);
-    expect((await findStkRequest(stack.pool, linkId, 'a1'))!.callback_token).toMatch(/^[0-9a-z]{40}$/);
+    // Daraja got the token in the CallBackURL; the database keeps only its SHA-256.
+    const token = tokenOf(first.checkoutRequestId);
+    expect(token).toMatch(/^[0-9a-z]{40}$/);
+    expect((await findStkRequest(stack.pool, linkId, 'a1'))!.callback_token_hash).toEqual(hashCallbackToken(token));
     expect(pushes().length).toBe(before + 1);
     // The token cached at connect time served the push: no new OAuth call.
     expect(daraja.requests.filter((r) => r.path === '/oauth/v1/generate')).toHaveLength(1);
@@ -66,19 +72,19 @@ describe('sendStkPush', () => {
   });
 
   it('never resends a prompt whose answer was lost', async () => {
-    daraja.failNext(1, 'drop_connection');
+    daraja.failNext(1, 'lose_answer');
     const before = pushes().length;
     await expect(activities.sendStkPush(input('a2'))).rejects.toMatchObject({ type: 'MpesaOutcomeUnknown', nonRetryable: true });
     await expect(activities.sendStkPush(input('a2'))).rejects.toMatchObject({ type: 'MpesaOutcomeUnknown' });
     expect(pushes().length).toBe(before + 1);
     // If Daraja did take it, its callback (through our token) binds the CheckoutRequestID after all.
-    const row = (await findStkRequest(stack.pool, linkId, 'a2'))!;
+    const prompt = [...daraja.state.prompts.values()].at(-1)!;
     const res = await stack.request({
-      method: 'POST', url: `/v1/callbacks/mpesa/${row.callback_token}`,
-      payload: { Body: { stkCallback: { MerchantRequestID: 'm-1', CheckoutRequestID: 'ws_CO_lost0001', ResultCode: 1037, ResultDesc: 'DS timeout user cannot be reached' } } },
+      method: 'POST', url: `/v1/callbacks/mpesa/${tokenOf(prompt.checkoutRequestId)}`,
+      payload: { Body: { stkCallback: { MerchantRequestID: 'm-1', CheckoutRequestID: prompt.checkoutRequestId, ResultCode: 1037, ResultDesc: 'DS timeout user cannot be reached' } } },
     });
     expect(res.status).toBe(200);
-    expect(await findStkRequest(stack.pool, linkId, 'a2')).toMatchObject({ state: 'sent', checkout_request_id: 'ws_CO_lost0001' });
+    expect(await findStkRequest(stack.pool, linkId, 'a2')).toMatchObject({ state: 'sent', checkout_request_id: prompt.checkoutRequestId });
     // The callback is a hint: the link's workflow settles the prompt with an STK query of its own.
     // Wait for it, so it cannot take the failure the next test injects.
     await eventually(async () => (daraja.requests.some((r) => r.path === '/mpesa/stkpushquery/v1/query') ? true : undefined), 'the workflow to query the prompt');

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { sql } from 'slonik';
@@ -7,7 +10,8 @@ import { loggerOptions } from '../../api/plugins/log-redaction.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator, type Prompt } from '../../emulators/daraja/server.js';
-import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
+import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
+import { dumpDatabase } from '../chaos/harness/evidence.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -105,6 +109,27 @@ describe('a forged M-Pesa callback', () => {
     ]);
   });
 
+  it('a forged receipt at the prompt’s amount is withdrawn when the genuine callback names another', async () => {
+    // Callbacks are unsigned and the STK query carries no receipt: a forger who learned the URL
+    // can be first. The money is right either way; the receipt shown must not stay the forger's.
+    const p = await openPrompt(65);
+    daraja.script(p.phone, { result: 'success', callback: 'none' });
+    const settled = await daraja.complete(p.checkoutRequestId);
+    const claim = (receipt: string) => ({
+      ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+      CallbackMetadata: { Item: [{ Name: 'Amount', Value: 65 }, { Name: 'MpesaReceiptNumber', Value: receipt }, { Name: 'TransactionDate', Value: 20260101120000 }, { Name: 'PhoneNumber', Value: Number(p.phone) }] },
+    });
+    expect((await forge(p, claim('FORGED0001'))).status).toBe(200);
+    expect((await eventually(statusIs(p.linkId, 'CONFIRMED'), 'CONFIRMED')).externalId).toBe('FORGED0001');
+    expect((await forge(p, claim(settled.receipt!))).status).toBe(200);
+    const link = await getLink(p.linkId);
+    expect(link.externalId).toBe(p.checkoutRequestId);
+    expect(link.payments).toEqual([expect.objectContaining({ amount: '65', disposition: 'payment', externalId: p.checkoutRequestId })]);
+    const reasons = await stack.pool.anyFirst(sql.type(z.object({ suspicious_reason: z.string().nullable() }))`
+      SELECT suspicious_reason FROM mpesa_callbacks WHERE checkout_request_id = ${p.checkoutRequestId} ORDER BY id`);
+    expect(reasons).toEqual(['names another receipt than a second callback of the prompt', 'names another receipt than a second callback of the prompt']);
+  });
+
   it('claiming success on a prompt the customer then cancels never confirms it', async () => {
     const phone = nextPhone();
     const p = await openPrompt(70, phone);
@@ -121,7 +146,7 @@ describe('a forged M-Pesa callback', () => {
 });
 
 describe('the callback token', () => {
-  it('appears in no log line and in no workflow history', async () => {
+  it('appears in no log line, no workflow history and nowhere in the database', async () => {
     const p = await openPrompt(80);
     await daraja.complete(p.checkoutRequestId, 'success');
     await eventually(statusIs(p.linkId, 'CONFIRMED'), 'CONFIRMED');
@@ -134,5 +159,13 @@ describe('the callback token', () => {
     const text = JSON.stringify(history).replace(/"data":"([A-Za-z0-9+/=]+)"/g, (_m, b64: string) => Buffer.from(b64, 'base64').toString('utf8'));
     expect(text).toContain(p.checkoutRequestId);
     expect(text).not.toContain(p.token);
+    // Only its SHA-256 is stored (as API keys are): a database dump or backup does not hand out
+    // callback URLs. The URL still works: a repeat of the genuine callback is accepted.
+    const dump = join(await mkdtemp(join(tmpdir(), 'malipo-dump-')), 'app.sql');
+    expect(await dumpDatabase(stack.config.databaseUrl!, dump)).toBe('pg_dump');
+    const dumped = await readFile(dump, 'utf8');
+    expect(dumped).toContain(p.checkoutRequestId);
+    expect(dumped).not.toContain(p.token);
+    expect((await forge(p, { ResultCode: 1032, ResultDesc: 'Request cancelled by user' })).status).toBe(200);
   });
 });

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { connectMobileMoney } from '../../activities/mobile-money/connect.js';
-import { keyringFor } from '../../activities/crypto/keyring.js';
-import { decryptConnection } from '../../activities/mobile-money/merchant-session.js';
+import { connectMobileMoney } from '../../services/mobile-money/connect.js';
+import { keyringFor } from '../../services/keyring.js';
+import { decryptConnection } from '../../rails/mpesa/merchant-session.js';
 import { findConnection, findToken } from '../../db/mobile-money-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { AppError } from '../../domain/errors.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
+import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';

@@ -6,7 +6,7 @@ import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
-import { paymentLinkWorkflowId } from '../../workflows/payment-link-contract.js';
+import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 
 /**
  * Callbacks get lost. A prompt whose callback never comes is settled by the workflow asking

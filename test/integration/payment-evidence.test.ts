@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { createLinkActivities } from '../../activities/links/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { linkState, paymentConfirmed, paymentLinkWorkflowId, paymentSeen, type PaymentReport } from '../../workflows/payment-link-contract.js';
+import { linkState, paymentConfirmed, paymentLinkWorkflowId, paymentSeen, type PaymentReport } from '../../domain/workflow-contract.js';
 import { recordDeposit } from '../helpers/deposits.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';

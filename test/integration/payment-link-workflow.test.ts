@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createPaymentLink } from '../../api/services/payment-links.js';
+import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { RateService } from '../../activities/rates/rate-service.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { updateStorePolicy } from '../../db/store-repo.js';
@@ -13,7 +13,7 @@ import {
   paymentSeen,
   paymentLinkWorkflowId,
   type PaymentReport,
-} from '../../workflows/payment-link-contract.js';
+} from '../../domain/workflow-contract.js';
 import { recordDeposit, txHashOf } from '../helpers/deposits.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
@@ -234,6 +234,27 @@ describe('races and restarts', () => {
         expect(final.payments[0].disposition).toBe('payment');
       }
     }
+  });
+
+  it('lets only one of two updates accepted in the same workflow task run: a cancel and a payment never both succeed', async () => {
+    // Found by the chaos suite: two updates admitted together were both let through the lock by
+    // one condition check, so a cancel and an M-Pesa prompt both answered 200 and the customer paid
+    // a cancelled link. With the workers down, both updates are admitted and then delivered to the
+    // workflow in one task when the workers come back.
+    const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
+    let answers: Promise<Array<{ status: number }>> | undefined;
+    await stack.restartWorkers(async () => {
+      answers = Promise.all([
+        stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } }),
+        stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key }),
+      ]);
+      await new Promise((r) => setTimeout(r, 1_500));
+    });
+    const [paid, cancelled] = (await answers!).map((a) => a.status);
+    expect([paid, cancelled].sort()).toEqual([200, 409]);
+    const final = await getLink(link.id);
+    expect(final.status).toBe(paid === 200 ? 'CONFIRMED' : 'CANCELLED');
+    expect(final.payments).toHaveLength(paid === 200 ? 1 : 0);
   });
 
   it('loses nothing when the workers stop mid-workflow and signals arrive meanwhile', async () => {

@@ -7,7 +7,7 @@ import { deriveAddress } from '../../domain/hd/derive.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails, evmXpub, solanaWallet, tronXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { chainWatcherWorkflowId } from '../../workflows/chain-watcher.js';
+import { chainWatcherWorkflowId } from '../../domain/workflow-contract.js';
 
 let stack: Stack;
 let store: CreatedStore;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomToken } from '../../domain/ids.js';
 import { checkRateLimit, redisRateLimitStore, type RateLimitStore } from '../../api/plugins/rate-limit.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { RateService } from '../../activities/rates/rate-service.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -2,9 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { RateService } from '../../activities/rates/rate-service.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 import { httpCall, type HttpResponse } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

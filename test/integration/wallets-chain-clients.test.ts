@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { EvmReadError, readErc20Balance } from '../../activities/chains/evm/client.js';
-import { readTrc20Balance, TronReadError } from '../../activities/chains/tron/client.js';
+import { EvmReadError, readErc20Balance } from '../../rails/evm/client.js';
+import { readTrc20Balance, TronReadError } from '../../rails/tron/client.js';
 import { tronAddressFromBytes } from '../../domain/hd/address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { encodeTriggerRaw } from '../../emulators/trongrid/transaction.js';
-import { loadConfig } from '../../runtime/config.js';
-import { railEndpoint, railEndpointProblems } from '../../runtime/rail-endpoints.js';
+import { loadConfig } from '../../config/config.js';
+import { railEndpoint, railEndpointProblems } from '../../config/rail-endpoints.js';
 import { deployTestToken, startAnvil, type Anvil } from '../helpers/anvil.js';
 
 /**

@@ -69,6 +69,23 @@ describe('delivery', () => {
     expect(JSON.parse(receiver.requestsTo('/match/all')[0]!.body).data).toEqual(transfer);
   });
 
+  it('sends an endpoint only events recorded after it was created, however late the dispatch runs', async () => {
+    // A worker roll can hold an event's dispatch back until the outbox sweep a minute later; an
+    // endpoint the merchant adds meanwhile must not receive what happened before it existed.
+    const store = await stack.createStore();
+    const before = await endpoint(store, '/late-dispatch/before');
+    const { event, activities } = await emit(store, { dispatch: false });
+    await endpoint(store, '/late-dispatch/after');
+    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, started: 1 });
+    await receiver.waitFor(() => receiver.requestsTo('/late-dispatch/before').length === 1, 'the delivery to the older endpoint');
+    expect(verifyWebhook(before.secret, receiver.requestsTo('/late-dispatch/before')[0]!)).toMatchObject({ id: event.id });
+    // The next event is the new endpoint's to receive.
+    const next = await emit(store);
+    expect(next.dispatched).toEqual({ endpoints: 2, started: 2 });
+    await receiver.waitFor(() => receiver.requestsTo('/late-dispatch/after').length === 1, 'the delivery to the newer endpoint');
+    expect(JSON.parse(receiver.requestsTo('/late-dispatch/after')[0]!.body).id).toBe(next.event.id);
+  });
+
   it('fans one event out to many endpoints, each signed with its own secret', async () => {
     const store = await stack.createStore();
     const eps: { id: string; secret: string }[] = [];

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { RateService } from '../../activities/rates/rate-service.js';
-import { buildApp } from '../../api/app.js';
+import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { insertEvent } from '../../db/event-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';

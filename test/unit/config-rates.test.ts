@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { ConfigError, loadConfig } from '../../config/config.js';
 
 describe('config: live rates and idempotency leases', () => {
   it('has safe defaults: two public sources, a 50–500 band, 2% agreement, 10% jump, a 30 s lease', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { loadConfig as load } from '../../runtime/config.js';
+import { loadConfig as load } from '../../config/config.js';
 
 // A deployment with its own database and Temporal: the setting is for those behind a proxy.
 const loadConfig = (env: Record<string, string>) => load({ DATABASE_URL: 'postgres://db/malipo', TEMPORAL_ADDRESS: 'temporal:7233', ...env });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { ConfigError, loadConfig } from '../../config/config.js';
 
 describe('config', () => {
   it('derives the public and checkout URLs from PORT', () => {

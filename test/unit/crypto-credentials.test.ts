@@ -14,8 +14,8 @@ import {
   parseKeyring,
   reencryptCredential,
 } from '../../domain/crypto/credentials.js';
-import { devKeyFileName, EncryptionKeyRequiredError, keyringFor } from '../../activities/crypto/keyring.js';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { devKeyFileName, EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
+import { ConfigError, loadConfig } from '../../config/config.js';
 
 const slot = { storeId: 'cli_store1', field: 'mpesa.test.passkey' };
 const k1 = generateKey('k1');

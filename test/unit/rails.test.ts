@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { availableRails, railIds, railRecord } from '../../domain/rails.js';
+import { railIds } from '../../domain/rails.js';
+import { availableRails, railRecord } from '../../rails/registry.js';
 
 describe('rail records', () => {
   it('omits token fields for MOBILE_MONEY and has the spec token standards for USDT rails', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Keypair, PublicKey, type ParsedTransactionWithMeta, type TokenBalance } from '@solana/web3.js';
-import { tokenCredit } from '../../activities/chains/solana/balance-delta.js';
+import { tokenCredit } from '../../rails/solana/balance-delta.js';
 
 const usdt = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
 const other = Keypair.generate().publicKey.toBase58();

@@ -4,7 +4,7 @@ import { generateWebhookSecret, webhookHeaders } from '../../domain/webhooks/sig
 import { maxAttempts, retryDelayMs, retryScheduleSeconds } from '../../domain/webhooks/retry-schedule.js';
 import { checkAddress, testAllowList } from '../../domain/webhooks/address-policy.js';
 import { checkWebhookUrl, isForbiddenAddress } from '../../domain/webhooks/url-policy.js';
-import { ConfigError, loadConfig } from '../../runtime/config.js';
+import { ConfigError, loadConfig } from '../../config/config.js';
 
 describe('webhook signing', () => {
   it('produces headers the standardwebhooks library verifies, with either secret during a roll', () => {

@@ -1,4 +1,4 @@
-import type { CheckoutDto } from '../../api/dto/checkout.js';
+import type { CheckoutView } from '../../services/checkout/view.js';
 
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -25,7 +25,7 @@ ${body}
  * The page shell. Everything the customer sees is drawn by checkout.js from the inline state,
  * so the first paint and every poll share one renderer.
  */
-export function renderCheckoutPage(data: CheckoutDto): string {
+export function renderCheckoutPage(data: CheckoutView): string {
   return layout(
     `Pay ${data.storeName}`,
     `<main class="card" id="checkout" aria-live="polite">

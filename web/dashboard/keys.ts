@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import type { ApiKeyDto } from '../../api/dto/api-key.js';
+import type { ApiKeyDto } from '../../services/keys/dto.js';
 import { createKeyBody, revokeKeyBody, rollKeyBody } from '../../api/routes/keys/schemas.js';
-import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, type CreatedApiKey, type RolledApiKey } from '../../api/services/api-keys.js';
+import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, type CreatedApiKey, type RolledApiKey } from '../../services/keys/api-keys.js';
 import { defaultRollGraceHours, maxRollGraceHours } from '../../domain/api-keys.js';
 import { isId } from '../../domain/ids.js';
 import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type FormErrors } from './forms.js';

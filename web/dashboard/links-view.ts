@@ -1,5 +1,6 @@
-import type { PaymentLinkDto } from '../../api/dto/payment-link.js';
-import { railIds, rails, type RailId } from '../../domain/rails.js';
+import type { PaymentLinkDto } from '../../services/payment-links/dto.js';
+import { railIds, type RailId } from '../../domain/rails.js';
+import { railFacts as rails } from '../../rails/registry.js';
 import { linkStatuses } from '../../domain/states.js';
 import type { FormErrors } from './forms.js';
 import { html, type SafeHtml } from './html.js';

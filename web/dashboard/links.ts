@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { paymentLinkDto } from '../../api/dto/payment-link.js';
 import { parseInput } from '../../api/route.js';
 import { createPaymentLinkRoute } from '../../api/routes/payment-links/create.js';
 import { listPaymentLinksRoute } from '../../api/routes/payment-links/list.js';
-import { createPaymentLink } from '../../api/services/payment-links.js';
-import { findLink, listLinks } from '../../db/payment-link-repo.js';
-import { findStoreConnections } from '../../db/store-repo.js';
+import { createPaymentLink, findPaymentLink, listPaymentLinks } from '../../services/payment-links/payment-links.js';
+import { availableRailsOf } from '../../services/stores/stores.js';
 import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
-import { availableRails } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { sendPage, withAction, withSession } from './handlers.js';
@@ -55,17 +52,14 @@ async function renderOverview(
     if (!(err instanceof AppError)) throw err;
     [query, listError] = [{ page: 1, limit: 20 }, err.message];
   }
-  const [{ rows, total }, connections] = await Promise.all([
-    listLinks(deps.pool, { storeId: auth.storeId, environment: auth.environment, ...query }),
-    findStoreConnections(deps.pool, auth.storeId, auth.environment),
-  ]);
+  const [page, available] = await Promise.all([listPaymentLinks(deps, auth, query), availableRailsOf(deps, auth)]);
   const view = {
-    links: rows.map((r) => paymentLinkDto(r, deps.config)),
+    links: page.data,
     status: query.status,
     page: query.page,
     limit: query.limit,
-    total,
-    available: availableRails(connections),
+    total: page.total,
+    available,
     ...form,
   };
   return dashboardPage(session, 'links', 'Payment links', linksBody(session, view, html`${banner}${notice('error', listError)}`));
@@ -75,9 +69,8 @@ const pick = (l: Listing) => Object.fromEntries(Object.entries({ status: l.statu
 
 async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unknown): Promise<SafeHtml> {
   if (typeof id !== 'string' || !isId('paymentLink', id)) return html``;
-  const row = await findLink(deps.pool, session.auth.storeId, session.auth.environment, id);
-  if (!row) return html``;
-  const link = paymentLinkDto(row, deps.config);
+  const link = await findPaymentLink(deps, session.auth, id);
+  if (!link) return html``;
   return notice('ok', html`Payment link <strong>${link.id}</strong> created. Send your customer
 <a href="${link.checkoutUrl}" target="_blank" rel="noopener" data-testid="created-link">${link.checkoutUrl}</a>
 <button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button>`);

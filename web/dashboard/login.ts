@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { checkRateLimit } from '../../api/plugins/rate-limit.js';
-import { deleteStaleDashboardSessions, insertDashboardSession, revokeDashboardSession } from '../../db/dashboard-session-repo.js';
-import { ownerOfKey } from '../../api/plugins/auth.js';
-import type { KeyOwner } from '../../db/store-repo.js';
+import { endDashboardSession, startDashboardSession, type KeyOwner } from '../../services/dashboard/sessions.js';
+import { ownerOfKey } from '../../services/keys/key-owners.js';
 import { parseKeyShape } from '../../domain/api-keys.js';
 import { AppError } from '../../domain/errors.js';
 import { attempt, formOf, noErrors, type FormErrors } from './forms.js';
@@ -76,11 +75,14 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
     const result = await attempt(() => ownerOfSecretKey(deps, key), ['secretKey']);
     if (!result.ok) return sendPage(reply, result.status, loginPage(result.errors));
     const previous = sessionToken(request);
-    if (previous) await revokeDashboardSession(deps.pool, hashSessionToken(previous));
     const token = newSessionToken();
     const owner = result.value;
-    await insertDashboardSession(deps.pool, { tokenHash: hashSessionToken(token), ...owner, lifetimeSeconds: sessionLifetimeSeconds });
-    await deleteStaleDashboardSessions(deps.pool, 7);
+    await startDashboardSession(deps, {
+      previousTokenHash: previous ? hashSessionToken(previous) : undefined,
+      tokenHash: hashSessionToken(token),
+      owner,
+      lifetimeSeconds: sessionLifetimeSeconds,
+    });
     request.log.info({ storeId: owner.storeId, environment: owner.environment, keyId: owner.keyId }, 'dashboard sign-in');
     reply.header('set-cookie', sessionCookie(token, isHttps(deps, request)));
     return reply.redirect('/dashboard', 303);
@@ -89,7 +91,7 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
   app.post(
     '/logout',
     withAction(deps, async (session, _form, request, reply) => {
-      await revokeDashboardSession(deps.pool, session.tokenHash);
+      await endDashboardSession(deps, session.tokenHash);
       reply.header('set-cookie', clearedSessionCookie(isHttps(deps, request)));
       return reply.redirect('/dashboard/login?signedOut=1', 303);
     }),

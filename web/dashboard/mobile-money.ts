@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { connectMobileMoney } from '../../activities/mobile-money/connect.js';
+import { connectMobileMoney } from '../../services/mobile-money/connect.js';
 import type { ApiDeps } from '../../api/deps.js';
 import { checkRateLimit } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
-import { findConnection } from '../../db/mobile-money-repo.js';
+import { findMobileMoneyConnection } from '../../services/mobile-money/connection.js';
 import { darajaEnvironmentFor } from '../../domain/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { sendPage, withAction, withSession } from './handlers.js';
@@ -35,13 +35,13 @@ function select(name: string, label: string, options: [string, string][], chosen
 async function render(deps: ApiDeps, session: DashboardSession, values: ShownValues, errors: FormErrors, banner: SafeHtml): Promise<string> {
   const { auth } = session;
   const expected = darajaEnvironmentFor(auth.environment);
-  const connection = await findConnection(deps.pool, auth.storeId, auth.environment);
+  const connection = await findMobileMoneyConnection(deps, auth);
   const current = connection
     ? html`<dl class="facts" data-testid="mpesa-connection">
 <dt>Shortcode</dt><dd data-testid="mpesa-shortcode">${connection.shortcode}</dd>
-<dt>Type</dt><dd>${connection.shortcode_type === 'till' ? `Till (store number ${connection.store_number ?? ''})` : 'Paybill'}</dd>
+<dt>Type</dt><dd>${connection.shortcodeType === 'till' ? `Till (store number ${connection.storeNumber ?? ''})` : 'Paybill'}</dd>
 <dt>Environment</dt><dd data-testid="mpesa-environment">${expected}</dd>
-<dt>Connected</dt><dd>${formatTime(connection.connected_at)}</dd>
+<dt>Connected</dt><dd>${formatTime(connection.connectedAt)}</dd>
 </dl>
 <p class="muted">The consumer key, consumer secret and passkey are stored encrypted and are never shown again.</p>`
     : html`<p class="empty" data-testid="mpesa-connection">No M-Pesa shortcode is connected in the ${auth.environment} environment yet.</p>`;

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
-import { findActiveDashboardSession } from '../../db/dashboard-session-repo.js';
+import { findDashboardSession } from '../../services/dashboard/sessions.js';
 
 /**
  * The dashboard's sign-in model: the merchant pastes a secret key once, the server checks it and
@@ -64,7 +64,7 @@ export async function loadSession(deps: ApiDeps, request: FastifyRequest): Promi
   const token = sessionToken(request);
   if (!token) return null;
   const tokenHash = hashSessionToken(token);
-  const found = await findActiveDashboardSession(deps.pool, tokenHash);
+  const found = await findDashboardSession(deps, tokenHash);
   if (!found) return null;
   const { storeId, storeName, environment, keyId, expiresAt } = found;
   return { auth: { kind: 'secret', storeId, storeName, environment, keyId }, tokenHash, csrfToken: csrfTokenFor(token), expiresAt };

@@ -2,12 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { connectSolanaWalletRoute } from '../../api/routes/merchant-wallets/connect-solana.js';
 import { connectEvmWalletRoute, connectTronWalletRoute } from '../../api/routes/merchant-wallets/connect-xpub.js';
-import { connectWallet, disconnectWallet, railsOfSlot } from '../../api/routes/merchant-wallets/wallet-service.js';
-import { findWalletKeys } from '../../db/store-repo.js';
-import type { WalletSlot } from '../../db/wallet-repo.js';
+import { connectWallet, disconnectWallet, railsOfSlot } from '../../services/wallets/merchant-wallets.js';
+import { walletKeysOf, type WalletSlot } from '../../services/stores/stores.js';
 import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 import { accountPaths } from '../../domain/hd/xpub.js';
-import { rails } from '../../domain/rails.js';
+import { railFacts as rails } from '../../rails/registry.js';
 import { attempt, noErrors, optionalText, parseApiBody, type FormErrors } from './forms.js';
 import { sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
@@ -63,7 +62,7 @@ ${csrfField(session)}<button type="submit" class="danger">Disconnect</button></f
 }
 
 async function render(deps: ApiDeps, session: DashboardSession, banner: SafeHtml, errorsOf: Partial<Record<WalletSlot, FormErrors>> = {}): Promise<string> {
-  const keys = await findWalletKeys(deps.pool, session.auth.storeId, session.auth.environment);
+  const keys = await walletKeysOf(deps, session.auth);
   const body = html`${banner}
 <p class="muted">Malipo only ever sees public keys: addresses are derived from them, and only your wallet can move the funds.</p>
 ${slotIds.map((slot) => slotCard(session, slot, keys[slot], errorsOf[slot] ?? noErrors))}`;

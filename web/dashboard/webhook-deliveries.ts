@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { deliveryDto, endpointDto, ownedEndpoint } from '../../api/routes/webhook-endpoints/schemas.js';
-import { listDeliveries } from '../../db/webhook-repo.js';
+import { getWebhookEndpoint, listEndpointDeliveries } from '../../services/webhooks/endpoints.js';
 import { sendPage, withSession } from './handlers.js';
 import { html } from './html.js';
 import { dashboardPage, formatTime } from './layout.js';
@@ -15,8 +14,8 @@ export function registerWebhookDeliveriesPage(app: FastifyInstance, deps: ApiDep
     withSession(deps, async (session, request, reply) => {
       const { id } = request.params as { id: string };
       // Another store's endpoint, or a malformed id, is "not found" exactly as in the API.
-      const endpoint = endpointDto(await ownedEndpoint(deps, session.auth, id));
-      const deliveries = (await listDeliveries(deps.pool, endpoint.id, recentDeliveries)).map(deliveryDto);
+      const endpoint = await getWebhookEndpoint(deps, session.auth, id);
+      const deliveries = await listEndpointDeliveries(deps, session.auth, endpoint.id, recentDeliveries);
       const rows = deliveries.map(
         (d) => html`<tr data-delivery="${d.id}">
 <td>${formatTime(d.createdAt)}</td><td><code>${d.eventType}</code><br><small>${d.eventId}</small></td><td>${d.attempt}</td>

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { createWebhookEndpoint, registerWebhookEndpoint } from '../../api/routes/webhook-endpoints/create.js';
-import { endpointDto } from '../../api/routes/webhook-endpoints/schemas.js';
-import { listEndpoints } from '../../db/webhook-repo.js';
+import { createWebhookEndpoint } from '../../api/routes/webhook-endpoints/create.js';
+import { listWebhookEndpoints, registerWebhookEndpoint } from '../../services/webhooks/endpoints.js';
 import { webhookEventTypes } from '../../domain/webhooks/event-types.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
@@ -40,8 +39,7 @@ async function render(
   form: { url?: string; events: readonly string[]; errors: FormErrors },
   banner: SafeHtml,
 ): Promise<string> {
-  const rows = await listEndpoints(deps.pool, { storeId: session.auth.storeId, environment: session.auth.environment });
-  const endpoints = rows.map(endpointDto);
+  const endpoints = await listWebhookEndpoints(deps, session.auth);
   const list = endpoints.length
     ? html`<table class="table" data-testid="endpoints"><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th></th></tr></thead>
 <tbody>${endpoints.map(

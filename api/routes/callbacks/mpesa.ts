@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { stkCallbackSchema } from '../../../domain/mpesa/callback.js';
-import { receiveStkCallback } from '../../../activities/mobile-money/receive-callback.js';
+import { receiveStkCallback } from '../../../services/mobile-money/callbacks.js';
 import { defineRoute } from '../../route.js';
 
 /**

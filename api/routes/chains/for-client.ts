@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
 import { environments } from '../../../domain/environment.js';
 import { notFound } from '../../../domain/errors.js';
-import { availableRails, railRecord } from '../../../domain/rails.js';
-import { findStoreConnections } from '../../../db/store-repo.js';
-import { isSimulatedOnly } from '../../../runtime/rail-endpoints.js';
+import { railRecord } from '../../../rails/registry.js';
+import { availableRailsOf } from '../../../services/stores/stores.js';
+import { isSimulatedOnly } from '../../../config/rail-endpoints.js';
 import { defineRoute } from '../../route.js';
 import { railRecordSchema } from './schemas.js';
 
@@ -31,12 +31,12 @@ export const listClientChains = defineRoute({
   handler: async ({ deps, auth, params }) => {
     // A publishable key of another store gets the same 404 as an unknown store.
     if (params.clientId !== auth.storeId) throw notFound('client');
-    const connections = await findStoreConnections(deps.pool, auth.storeId, auth.environment);
+    const available = await availableRailsOf(deps, auth);
     return {
       clientId: auth.storeId,
       clientName: auth.storeName,
       environment: auth.environment,
-      availableChains: availableRails(connections).map((id) => ({
+      availableChains: available.map((id) => ({
         ...railRecord(id, deps.config.publicBaseUrl),
         ...(isSimulatedOnly(deps.config, id, auth.environment) ? { simulatedOnly: true as const } : {}),
       })),

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
-import { railIds, railRecord } from '../../../domain/rails.js';
+import { railIds } from '../../../domain/rails.js';
+import { railRecord } from '../../../rails/registry.js';
 import { defineRoute } from '../../route.js';
 import { railRecordSchema } from './schemas.js';
 

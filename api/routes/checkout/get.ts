@@ -1,6 +1,5 @@
-import { findCheckoutLink } from '../../../db/payment-link-repo.js';
 import { notFound } from '../../../domain/errors.js';
-import { checkoutDto } from '../../dto/checkout.js';
+import { findCheckout } from '../../../services/checkout/checkout.js';
 import { answerUnlessUnchanged } from '../../plugins/etag.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams } from '../payment-links/schemas.js';
@@ -17,9 +16,8 @@ export const getCheckoutRoute = defineRoute({
   params: linkIdParams,
   responses: { 200: { description: 'Checkout data' }, 304: { description: 'Not modified' } },
   handler: async ({ deps, params, request, reply }) => {
-    const found = await findCheckoutLink(deps.pool, params.id);
-    if (!found) throw notFound('payment link');
-    const body = checkoutDto(found.row, found.storeName, deps.config);
+    const body = await findCheckout(deps, params.id);
+    if (!body) throw notFound('payment link');
     return answerUnlessUnchanged(request, reply, body);
   },
 });

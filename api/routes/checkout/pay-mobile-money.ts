@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
-import { findCheckoutLink } from '../../../db/payment-link-repo.js';
 import { notFound } from '../../../domain/errors.js';
 import { phoneFormatHint } from '../../../domain/phone.js';
-import { sendMobileMoneyPrompt } from '../../services/mobile-money-prompt.js';
+import { checkoutLinkExists } from '../../../services/checkout/checkout.js';
+import { sendMobileMoneyPrompt } from '../../../services/mobile-money/prompt.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams } from '../payment-links/schemas.js';
 
@@ -22,7 +22,7 @@ export const checkoutPayMobileMoneyRoute = defineRoute({
   body: z.strictObject({ phoneNumber: z.string().describe(phoneFormatHint) }),
   responses: { 200: { description: 'Prompt sent', schema: z.object({ ok: z.literal(true), checkoutRequestId: z.string() }) } },
   handler: async ({ deps, params, body, request }) => {
-    if (!(await findCheckoutLink(deps.pool, params.id))) throw notFound('payment link');
+    if (!(await checkoutLinkExists(deps, params.id))) throw notFound('payment link');
     return sendMobileMoneyPrompt(deps, params.id, body.phoneNumber, request.log);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
-import { invoiceNetworks } from '../../dto/invoice.js';
-import { createInvoice } from '../../services/invoices.js';
+import { invoiceNetworks } from '../../../services/invoices/dto.js';
+import { createInvoice } from '../../../services/invoices/invoices.js';
 import { defineRoute } from '../../route.js';
 import { metadataSchema, usdtAmountSchema } from '../common-schemas.js';
 import { invoiceSchema } from './schemas.js';

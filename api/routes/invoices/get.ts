@@ -1,7 +1,6 @@
 import { z } from 'zod/v4';
-import { findInvoiceView } from '../../../db/invoice-repo.js';
 import { notFound } from '../../../domain/errors.js';
-import { invoiceDto } from '../../dto/invoice.js';
+import { findPublicInvoice } from '../../../services/invoices/invoices.js';
 import { answerUnlessUnchanged } from '../../plugins/etag.js';
 import { defineRoute } from '../../route.js';
 import { invoiceSchema } from './schemas.js';
@@ -21,9 +20,8 @@ export const getInvoiceRoute = defineRoute({
   params: z.object({ id: z.string().regex(/^inv_[0-9a-z]{24}$/) }),
   responses: { 200: { description: 'The invoice', schema: invoiceSchema }, 304: { description: 'Not modified since the ETag' } },
   handler: async ({ deps, params, request, reply }) => {
-    const view = await findInvoiceView(deps.pool, params.id);
-    if (!view) throw notFound('invoice');
-    const body = invoiceDto(view);
+    const body = await findPublicInvoice(deps, params.id);
+    if (!body) throw notFound('invoice');
     return answerUnlessUnchanged(request, reply, body);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { environments } from '../../../domain/environment.js';
-import { invoiceNetworks, invoiceStatuses } from '../../dto/invoice.js';
+import { invoiceNetworks, invoiceStatuses } from '../../../services/invoices/dto.js';
 
 export const invoiceSchema = z
   .object({

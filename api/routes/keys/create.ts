@@ -1,6 +1,6 @@
-import { createdApiKeySchema } from '../../dto/api-key.js';
+import { createdApiKeySchema } from '../../../services/keys/dto.js';
 import { defineRoute } from '../../route.js';
-import { createApiKey } from '../../services/api-keys.js';
+import { createApiKey } from '../../../services/keys/api-keys.js';
 import { createKeyBody } from './schemas.js';
 
 export const createApiKeyRoute = defineRoute({

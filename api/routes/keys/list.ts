@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { apiKeySchema } from '../../dto/api-key.js';
+import { apiKeySchema } from '../../../services/keys/dto.js';
 import { defineRoute } from '../../route.js';
-import { listApiKeys } from '../../services/api-keys.js';
+import { listApiKeys } from '../../../services/keys/api-keys.js';
 
 export const listApiKeysRoute = defineRoute({
   method: 'GET',

@@ -1,6 +1,6 @@
-import { apiKeySchema } from '../../dto/api-key.js';
+import { apiKeySchema } from '../../../services/keys/dto.js';
 import { defineRoute } from '../../route.js';
-import { revokeApiKey } from '../../services/api-keys.js';
+import { revokeApiKey } from '../../../services/keys/api-keys.js';
 import { keyIdParams, revokeKeyBody } from './schemas.js';
 
 export const revokeApiKeyRoute = defineRoute({

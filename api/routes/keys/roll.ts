@@ -1,6 +1,6 @@
-import { rolledApiKeySchema } from '../../dto/api-key.js';
+import { rolledApiKeySchema } from '../../../services/keys/dto.js';
 import { defineRoute } from '../../route.js';
-import { rollApiKey } from '../../services/api-keys.js';
+import { rollApiKey } from '../../../services/keys/api-keys.js';
 import { keyIdParams, rollKeyBody } from './schemas.js';
 
 export const rollApiKeyRoute = defineRoute({

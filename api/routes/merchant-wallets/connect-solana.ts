@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { defineRoute } from '../../route.js';
 import { clientParams, connectedWalletSchema } from './schemas.js';
-import { connectWallet } from './wallet-service.js';
+import { connectWallet } from '../../../services/wallets/merchant-wallets.js';
 
 export const connectSolanaWalletRoute = defineRoute({
   method: 'PUT',

@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { accountPaths, type WalletKind } from '../../../domain/hd/xpub.js';
 import { defineRoute } from '../../route.js';
 import { clientParams, connectedWalletSchema } from './schemas.js';
-import { connectWallet } from './wallet-service.js';
+import { connectWallet } from '../../../services/wallets/merchant-wallets.js';
 
 /** PUT /v1/merchant/clients/:clientId/wallets/{tron,evm}: register an account-level xpub. */
 function connectXpubRoute(kind: WalletKind, operationId: string, label: string) {

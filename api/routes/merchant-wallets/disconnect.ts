@@ -1,7 +1,7 @@
-import type { WalletSlot } from '../../../db/wallet-repo.js';
+import type { WalletSlot } from '../../../services/stores/stores.js';
 import { defineRoute } from '../../route.js';
 import { clientParams, disconnectedWalletSchema } from './schemas.js';
-import { disconnectWallet, walletNetworks } from './wallet-service.js';
+import { disconnectWallet, walletNetworks } from '../../../services/wallets/merchant-wallets.js';
 
 /**
  * DELETE /v1/merchant/clients/:clientId/wallets/{tron,evm,solana}. New links and derive stop

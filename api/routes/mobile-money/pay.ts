@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { phoneFormatHint } from '../../../domain/phone.js';
-import { sendMobileMoneyPrompt } from '../../services/mobile-money-prompt.js';
-import { requireLink } from '../../services/payment-links.js';
+import { sendMobileMoneyPrompt } from '../../../services/mobile-money/prompt.js';
+import { requireLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 
 export const payWithMobileMoneyRoute = defineRoute({

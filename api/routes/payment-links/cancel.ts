@@ -1,5 +1,5 @@
-import { cancelLink } from '../../../workflows/payment-link-contract.js';
-import { executeLinkUpdate, getPaymentLink } from '../../services/payment-links.js';
+import { cancelPaymentLink } from '../../../temporal-client/index.js';
+import { executeLinkUpdate, getPaymentLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
 
@@ -13,7 +13,7 @@ export const cancelPaymentLinkRoute = defineRoute({
   params: linkIdParams,
   responses: { 200: { description: 'The cancelled link', schema: paymentLinkDetailSchema } },
   handler: async ({ deps, auth, params }) => {
-    await executeLinkUpdate(deps, auth, params.id, (h) => h.executeUpdate(cancelLink));
+    await executeLinkUpdate(deps, auth, params.id, 'cancel', (t) => cancelPaymentLink(t, params.id));
     return getPaymentLink(deps, auth, params.id);
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { railIds } from '../../../domain/rails.js';
 import { metadataSchema, usdtAmountSchema } from '../common-schemas.js';
-import { createPaymentLink } from '../../services/payment-links.js';
+import { createPaymentLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { paymentLinkSchema } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { getPaymentLink } from '../../services/payment-links.js';
+import { getPaymentLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
 

@@ -1,7 +1,6 @@
 import { z } from 'zod/v4';
-import { listLinks } from '../../../db/payment-link-repo.js';
 import { linkStatuses } from '../../../domain/states.js';
-import { paymentLinkDto } from '../../dto/payment-link.js';
+import { listPaymentLinks } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { paymentLinkSchema } from './schemas.js';
 
@@ -31,14 +30,5 @@ export const listPaymentLinksRoute = defineRoute({
       schema: z.object({ data: z.array(paymentLinkSchema), page: z.number(), limit: z.number(), total: z.number(), hasMore: z.boolean() }),
     },
   },
-  handler: async ({ deps, auth, query }) => {
-    const { rows, total } = await listLinks(deps.pool, { storeId: auth.storeId, environment: auth.environment, ...query });
-    return {
-      data: rows.map((r) => paymentLinkDto(r, deps.config)),
-      page: query.page,
-      limit: query.limit,
-      total,
-      hasMore: query.page * query.limit < total,
-    };
-  },
+  handler: async ({ deps, auth, query }) => listPaymentLinks(deps, auth, query),
 });

@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
 import { AppError } from '../../../domain/errors.js';
 import { railIds } from '../../../domain/rails.js';
-import { simulatePayment } from '../../../workflows/payment-link-contract.js';
-import { executeLinkUpdate, getPaymentLink } from '../../services/payment-links.js';
+import { simulateLinkPayment } from '../../../temporal-client/index.js';
+import { executeLinkUpdate, getPaymentLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
 
@@ -20,7 +20,7 @@ export const simulatePaymentRoute = defineRoute({
     if (auth.environment !== 'test') {
       throw new AppError('live_mode_forbidden', 'Simulated payments need a test key (sk_test_…); live links are paid for real.');
     }
-    await executeLinkUpdate(deps, auth, params.id, (h) => h.executeUpdate(simulatePayment, { args: [{ rail: body.rail }] }));
+    await executeLinkUpdate(deps, auth, params.id, 'simulate', (t) => simulateLinkPayment(t, params.id, body.rail));
     return getPaymentLink(deps, auth, params.id);
   },
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod/v4';
-import { findStorePolicy, updateStorePolicy } from '../../../db/store-repo.js';
-import { notFound } from '../../../domain/errors.js';
+import { getStoreSettings, updateStoreSettings } from '../../../services/stores/settings.js';
 import { defineRoute } from '../../route.js';
 
 const params = z.object({ clientId: z.string() });
@@ -20,10 +19,7 @@ export const getStoreSettingsRoute = defineRoute({
   auth: 'secret',
   params,
   responses: { 200: { description: 'Policy', schema: policySchema } },
-  handler: async ({ deps, auth, params }) => {
-    if (params.clientId !== auth.storeId) throw notFound('client');
-    return findStorePolicy(deps.pool, auth.storeId, auth.environment);
-  },
+  handler: async ({ deps, auth, params }) => getStoreSettings(deps, auth, params.clientId),
 });
 
 export const updateStoreSettingsRoute = defineRoute({
@@ -36,8 +32,5 @@ export const updateStoreSettingsRoute = defineRoute({
   params,
   body: policySchema.partial().strict(),
   responses: { 200: { description: 'Policy', schema: policySchema } },
-  handler: async ({ deps, auth, params, body }) => {
-    if (params.clientId !== auth.storeId) throw notFound('client');
-    return updateStorePolicy(deps.pool, auth.storeId, auth.environment, body);
-  },
+  handler: async ({ deps, auth, params, body }) => updateStoreSettings(deps, auth, params.clientId, body),
 });

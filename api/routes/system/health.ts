@@ -1,4 +1,4 @@
-import { sql } from 'slonik';
+import { pingDatabase } from '../../../db/pool.js';
 import { z } from 'zod/v4';
 import { defineRoute } from '../../route.js';
 
@@ -11,7 +11,7 @@ export const health = defineRoute({
   auth: 'none',
   responses: { 200: { description: 'Healthy', schema: z.object({ ok: z.boolean(), database: z.boolean() }) } },
   handler: async ({ deps }) => {
-    await deps.pool.query(sql.unsafe`SELECT 1`);
+    await pingDatabase(deps.pool);
     return { ok: true, database: true };
   },
 });

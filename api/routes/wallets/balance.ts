@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { AppError } from '../../../domain/errors.js';
 import { indexRule, maxIndex } from '../../../domain/hd/derive.js';
 import { defineRoute } from '../../route.js';
-import { derivedAddressFor, derivedNetworks, readUsdtBalance } from './derived-wallets.js';
+import { derivedAddressFor, derivedNetworks, readUsdtBalance } from '../../../services/wallets/derived-wallets.js';
 
 const indexError = `must be ${indexRule}`;
 

@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
 import { indexRule, maxIndex } from '../../../domain/hd/derive.js';
-import { ensureChainWatchers } from '../../services/chain-watchers.js';
+import { ensureChainWatchers } from '../../../services/chains/watchers.js';
 import { defineRoute } from '../../route.js';
-import { deriveReceiveWallet, derivedNetworks } from './derived-wallets.js';
+import { deriveReceiveWallet, derivedNetworks } from '../../../services/wallets/derived-wallets.js';
 
 const indexError = `must be ${indexRule}`;
 

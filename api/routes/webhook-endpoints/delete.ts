@@ -1,8 +1,7 @@
 import { z } from 'zod/v4';
-import { deleteEndpoint } from '../../../db/webhook-repo.js';
-import { notFound } from '../../../domain/errors.js';
+import { deleteWebhookEndpoint as deleteEndpoint } from '../../../services/webhooks/endpoints.js';
 import { defineRoute } from '../../route.js';
-import { endpointIdParams, ownedEndpoint } from './schemas.js';
+import { endpointIdParams } from './schemas.js';
 
 export const deleteWebhookEndpoint = defineRoute({
   method: 'DELETE',
@@ -13,9 +12,5 @@ export const deleteWebhookEndpoint = defineRoute({
   auth: 'secret',
   params: endpointIdParams,
   responses: { 200: { description: 'Deleted', schema: z.object({ id: z.string(), deleted: z.literal(true) }) } },
-  handler: async ({ deps, auth, params }) => {
-    const row = await ownedEndpoint(deps, auth, params.id);
-    if (!(await deleteEndpoint(deps.pool, auth, row.id))) throw notFound('webhook endpoint');
-    return { id: row.id, deleted: true as const };
-  },
+  handler: async ({ deps, auth, params }) => deleteEndpoint(deps, auth, params.id),
 });

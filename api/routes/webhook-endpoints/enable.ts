@@ -1,7 +1,6 @@
-import { enableEndpoint } from '../../../db/webhook-repo.js';
-import { notFound } from '../../../domain/errors.js';
+import { enableWebhookEndpoint as enableEndpoint } from '../../../services/webhooks/endpoints.js';
 import { defineRoute } from '../../route.js';
-import { endpointDto, endpointIdParams, endpointSchema, ownedEndpoint } from './schemas.js';
+import { endpointIdParams, endpointSchema } from './schemas.js';
 
 export const enableWebhookEndpoint = defineRoute({
   method: 'POST',
@@ -12,10 +11,5 @@ export const enableWebhookEndpoint = defineRoute({
   auth: 'secret',
   params: endpointIdParams,
   responses: { 200: { description: 'The endpoint, enabled', schema: endpointSchema } },
-  handler: async ({ deps, auth, params }) => {
-    const row = await ownedEndpoint(deps, auth, params.id);
-    const enabled = await enableEndpoint(deps.pool, auth, row.id);
-    if (!enabled) throw notFound('webhook endpoint');
-    return endpointDto(enabled);
-  },
+  handler: async ({ deps, auth, params }) => enableEndpoint(deps, auth, params.id),
 });

@@ -1,5 +1,6 @@
+import { getWebhookEndpoint as getEndpoint } from '../../../services/webhooks/endpoints.js';
 import { defineRoute } from '../../route.js';
-import { endpointDto, endpointIdParams, endpointSchema, ownedEndpoint } from './schemas.js';
+import { endpointIdParams, endpointSchema } from './schemas.js';
 
 export const getWebhookEndpoint = defineRoute({
   method: 'GET',
@@ -10,5 +11,5 @@ export const getWebhookEndpoint = defineRoute({
   auth: 'secret',
   params: endpointIdParams,
   responses: { 200: { description: 'The endpoint', schema: endpointSchema } },
-  handler: async ({ deps, auth, params }) => endpointDto(await ownedEndpoint(deps, auth, params.id)),
+  handler: async ({ deps, auth, params }) => getEndpoint(deps, auth, params.id),
 });

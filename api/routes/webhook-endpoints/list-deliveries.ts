@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { listDeliveries } from '../../../db/webhook-repo.js';
+import { listEndpointDeliveries } from '../../../services/webhooks/endpoints.js';
 import { defineRoute } from '../../route.js';
-import { deliveryDto, deliverySchema, endpointIdParams, ownedEndpoint } from './schemas.js';
+import { deliverySchema, endpointIdParams } from './schemas.js';
 
 export const listWebhookDeliveries = defineRoute({
   method: 'GET',
@@ -15,8 +15,5 @@ export const listWebhookDeliveries = defineRoute({
     limit: z.coerce.number().int().min(1).max(100).default(50).describe('At most this many attempts (1..100, default 50)'),
   }),
   responses: { 200: { description: 'Delivery attempts', schema: z.object({ data: z.array(deliverySchema) }) } },
-  handler: async ({ deps, auth, params, query }) => {
-    const endpoint = await ownedEndpoint(deps, auth, params.id);
-    return { data: (await listDeliveries(deps.pool, endpoint.id, query.limit)).map(deliveryDto) };
-  },
+  handler: async ({ deps, auth, params, query }) => ({ data: await listEndpointDeliveries(deps, auth, params.id, query.limit) }),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { listEndpoints } from '../../../db/webhook-repo.js';
+import { listWebhookEndpoints as listEndpoints } from '../../../services/webhooks/endpoints.js';
 import { defineRoute } from '../../route.js';
-import { endpointDto, endpointSchema } from './schemas.js';
+import { endpointSchema } from './schemas.js';
 
 export const listWebhookEndpoints = defineRoute({
   method: 'GET',
@@ -11,8 +11,5 @@ export const listWebhookEndpoints = defineRoute({
   tags: ['Webhooks'],
   auth: 'secret',
   responses: { 200: { description: 'Endpoints', schema: z.object({ data: z.array(endpointSchema) }) } },
-  handler: async ({ deps, auth }) => {
-    const rows = await listEndpoints(deps.pool, { storeId: auth.storeId, environment: auth.environment });
-    return { data: rows.map(endpointDto) };
-  },
+  handler: async ({ deps, auth }) => ({ data: await listEndpoints(deps, auth) }),
 });

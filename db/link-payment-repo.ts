@@ -1,0 +1,64 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import type { PaymentReport } from '../domain/payment-report.js';
+import type { LinkStatus } from '../domain/states.js';
+
+/** A payment's state in the read model, and how it counted (activities/links). */
+export type PaymentState = 'initiated' | 'seen' | 'confirmed' | 'failed' | 'dropped';
+export type Disposition = 'payment' | 'late' | 'duplicate' | 'after_cancel' | 'underpaid' | 'overpaid';
+
+/** Moves a link from one of `from` to `to`; false when it was in none of them (a repeat changes nothing). */
+export async function moveLinkStatus(db: CommonQueryMethods, linkId: string, from: LinkStatus[], to: LinkStatus): Promise<boolean> {
+  const result = await db.query(sql.unsafe`
+    UPDATE payment_links SET status = ${to}, updated_at = now(), version = version + 1
+    WHERE id = ${linkId} AND status = ANY(${sql.array(from, 'text')})`);
+  return result.rowCount > 0;
+}
+
+export async function setAmountReceived(db: CommonQueryMethods, linkId: string, receivedMicro: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE payment_links SET amount_received_minor = ${receivedMicro}, updated_at = now() WHERE id = ${linkId}`);
+}
+
+/** The link confirmed by `report`, from one of `from` (a repeat changes nothing). */
+export async function markLinkConfirmed(
+  db: CommonQueryMethods,
+  linkId: string,
+  from: LinkStatus[],
+  c: { report: PaymentReport; confirmedAt: string; receivedMicro: string },
+): Promise<void> {
+  const r = c.report;
+  await db.query(sql.unsafe`
+    UPDATE payment_links SET status = 'CONFIRMED', confirmed_rail = ${r.rail}, confirmed_at = ${c.confirmedAt},
+      external_id = ${r.externalId}, payer = ${r.payer}, amount_received_minor = ${c.receivedMicro},
+      simulated = ${r.simulated ?? false}, updated_at = now(), version = version + 1
+    WHERE id = ${linkId} AND status = ANY(${sql.array(from, 'text')})`);
+}
+
+/** The watch window is over: chain watchers stop matching the owner's addresses. */
+export async function stopWatchingOwner(db: CommonQueryMethods, ownerId: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${ownerId}`);
+}
+
+/** Records or advances one payment of a link, keyed by (link, payment key). */
+export async function upsertPayment(
+  db: CommonQueryMethods,
+  linkId: string,
+  p: { report: PaymentReport; state: PaymentState; disposition: Disposition | null; failureReason?: string | null },
+): Promise<void> {
+  const r = p.report;
+  await db.query(sql.unsafe`
+    INSERT INTO link_payments (link_id, payment_key, rail, external_id, payer, amount_minor, decimals, state, disposition, failure_reason, block_number)
+    VALUES (${linkId}, ${r.key}, ${r.rail}, ${r.externalId}, ${r.payer}, ${r.amountMinor}, ${r.decimals}, ${p.state}, ${p.disposition},
+      ${p.failureReason ?? null}, ${r.blockNumber ?? null})
+    ON CONFLICT (link_id, payment_key) DO UPDATE SET
+      state = EXCLUDED.state,
+      disposition = COALESCE(EXCLUDED.disposition, link_payments.disposition),
+      failure_reason = EXCLUDED.failure_reason,
+      -- A failure or drop keeps the id the payment was known by; a confirmation brings the final one (the M-Pesa receipt).
+      external_id = CASE WHEN EXCLUDED.state IN ('failed', 'dropped') THEN link_payments.external_id
+                         ELSE COALESCE(EXCLUDED.external_id, link_payments.external_id) END,
+      payer = COALESCE(EXCLUDED.payer, link_payments.payer),
+      amount_minor = COALESCE(EXCLUDED.amount_minor, link_payments.amount_minor),
+      block_number = COALESCE(EXCLUDED.block_number, link_payments.block_number),
+      updated_at = now()`);
+}
+

@@ -1,0 +1,40 @@
+import type { Environment } from '../domain/environment.js';
+import type { RailId, RailRequirement } from '../domain/rails.js';
+
+/** Where a USDT rail is read in one environment (overridable: RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV>). */
+export interface RailEndpoint {
+  rpcUrl: string;
+  /** Token contract (TRON base58, EVM 0x…) or SPL mint; undefined where no canonical test token exists. */
+  usdtContract: string | undefined;
+}
+
+/**
+ * Everything static about one rail, in its adapter folder. Fee and time figures are estimates for a
+ * USDT transfer to a fresh address (research/chains.md): shown to customers, never used for money.
+ */
+export interface RailFacts {
+  id: RailId;
+  /** Which adapter reads and pays it: the wire client, scanner and address scheme of rails/<family>/. */
+  family: 'mpesa' | 'tron' | 'evm' | 'solana';
+  /** Decimals of the rail's token: USDT has 18 on BSC and 6 elsewhere; M-Pesa takes whole shillings. */
+  decimals: number;
+  /** Which store connection makes the rail available (spec, availability rules 1 to 4). */
+  requires: RailRequirement;
+  displayName: string;
+  tokenSymbol: 'KES' | 'USDT';
+  tokenStandard?: string;
+  chainLogo: string;
+  tokenLogo?: string;
+  estimatedFeeUsd?: string;
+  estimatedConfirmationSeconds: number;
+  tagline: string;
+  /** USDT rails: the network's short name in invoices and `transfer.confirmed` events. */
+  network?: string;
+  /** USDT rails: public endpoints by environment (test keys use testnets, live keys mainnets). */
+  endpoints?: Readonly<Record<Environment, RailEndpoint>>;
+  /** USDT rails: how often a caught-up watcher looks for new blocks, by the chain's block time. */
+  pollMs?: number;
+}
+
+/** The facts of a USDT rail, whose chain fields are always set. */
+export type ChainRailFacts = RailFacts & Required<Pick<RailFacts, 'network' | 'endpoints' | 'pollMs'>>;

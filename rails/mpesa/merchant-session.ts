@@ -1,0 +1,95 @@
+import { decryptCredential, encryptCredential, CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
+import type { Environment } from '../../domain/environment.js';
+import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
+import type { MpesaMerchant } from '../../domain/mpesa/merchant.js';
+import { findConnection, findToken, saveToken, type ConnectionRow } from '../../db/mobile-money-repo.js';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../../config/config.js';
+import { darajaBaseUrl, fetchAccessToken, postJson, type JsonAnswer } from './daraja-client.js';
+import { keyringFor } from '../../services/keyring.js';
+
+/** Field names of the associated data: a ciphertext only decrypts in its own store, environment and column. */
+export const credentialField = (environment: Environment, name: 'consumer_key' | 'consumer_secret' | 'passkey' | 'oauth_token') =>
+  `mpesa.${environment}.${name}`;
+
+/** A token is refreshed this long before Daraja says it expires, so it never dies mid-request. */
+const tokenMarginMs = 60_000;
+
+export class NotConnectedError extends Error {}
+export class CredentialsUnreadableError extends Error {}
+
+export interface MerchantSession {
+  merchant: MpesaMerchant;
+  passkey: string;
+  /** POSTs with the cached token; an "Invalid Access Token" answer refreshes it once and retries. */
+  post(path: string, body: unknown): Promise<JsonAnswer>;
+}
+
+interface SessionDeps {
+  pool: DatabasePool;
+  config: Config;
+  now?: () => Date;
+}
+
+/**
+ * Opens the store's M-Pesa connection for one environment: decrypts its credentials (only here,
+ * inside the activity that calls the operator) and shares one OAuth token per store and
+ * environment through PostgreSQL.
+ */
+export async function openMerchantSession(deps: SessionDeps, storeId: string, environment: Environment): Promise<MerchantSession> {
+  const row = await findConnection(deps.pool, storeId, environment);
+  if (!row) throw new NotConnectedError(`The store has not connected M-Pesa in the ${environment} environment.`);
+  let keyring: Keyring;
+  let creds: { consumerKey: string; consumerSecret: string; passkey: string };
+  try {
+    keyring = await keyringFor(deps.config, environment);
+    creds = decryptConnection(keyring, row);
+  } catch (err) {
+    throw new CredentialsUnreadableError(`The stored M-Pesa credentials cannot be decrypted: ${(err as Error).message}`);
+  }
+  const baseUrl = darajaBaseUrl(deps.config, environment);
+  const now = deps.now ?? (() => new Date());
+  const slot = { storeId, field: credentialField(environment, 'oauth_token') };
+
+  const mint = async (): Promise<string> => {
+    const t = await fetchAccessToken(baseUrl, creds.consumerKey, creds.consumerSecret);
+    const expiresAt = new Date(now().getTime() + t.expiresInSeconds * 1000).toISOString();
+    await saveToken(deps.pool, storeId, environment, { tokenEnc: encryptCredential(keyring, slot, t.token), expiresAt });
+    return t.token;
+  };
+  const cached = async (): Promise<string> => {
+    const stored = await findToken(deps.pool, storeId, environment);
+    if (stored && Date.parse(stored.expiresAt) - tokenMarginMs > now().getTime()) {
+      try {
+        return decryptCredential(keyring, slot, stored.tokenEnc);
+      } catch (err) {
+        if (!(err instanceof CredentialCryptoError)) throw err;
+      }
+    }
+    return mint();
+  };
+
+  return {
+    merchant: { shortcode: row.shortcode, shortcodeType: row.shortcode_type, storeNumber: row.store_number },
+    passkey: creds.passkey,
+    async post(path, body) {
+      const first = await postJson(baseUrl, path, await cached(), body);
+      if (!isInvalidToken(first)) return first;
+      // Another process may have minted a newer token (which invalidates ours), or it expired early.
+      return postJson(baseUrl, path, await mint(), body);
+    },
+  };
+}
+
+function isInvalidToken(answer: JsonAnswer): boolean {
+  return answer.status !== 200 && classifyDarajaError(answer.status, answer.json ?? answer.text).kind === 'invalid_token';
+}
+
+export function decryptConnection(keyring: Keyring, row: ConnectionRow): { consumerKey: string; consumerSecret: string; passkey: string } {
+  const slot = (name: 'consumer_key' | 'consumer_secret' | 'passkey') => ({ storeId: row.store_id, field: credentialField(row.environment, name) });
+  return {
+    consumerKey: decryptCredential(keyring, slot('consumer_key'), row.consumer_key_enc),
+    consumerSecret: decryptCredential(keyring, slot('consumer_secret'), row.consumer_secret_enc),
+    passkey: decryptCredential(keyring, slot('passkey'), row.passkey_enc),
+  };
+}

@@ -1,0 +1,50 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError } from '../../domain/errors.js';
+import { countRecentPrompts } from '../../db/mobile-money-repo.js';
+import { maxPromptsPerPhone, phonePromptWindowMinutes } from '../../domain/mpesa/prompt-limits.js';
+import { checkPhoneNumber } from '../../domain/phone.js';
+import { promptMobileMoney, updateFailureToAppError } from '../../temporal-client/index.js';
+import type { ServiceDeps } from '../deps.js';
+
+/**
+ * Sends the M-Pesa prompt for a link through its workflow (the update validates the state and
+ * runs the STK push activity). Used by the merchant API and the hosted checkout alike; the
+ * caller has already checked that the link exists for it.
+ */
+export async function sendMobileMoneyPrompt(
+  deps: ServiceDeps,
+  linkId: string,
+  phoneNumber: string,
+  log: FastifyBaseLogger,
+): Promise<{ ok: true; checkoutRequestId: string }> {
+  const phone = checkPhoneNumber(phoneNumber);
+  if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
+  await refuseIfPhoneOverLimit(deps, phone.phone);
+  try {
+    const result = await promptMobileMoney(deps.temporal, linkId, phone.phone);
+    return { ok: true, checkoutRequestId: result.checkoutRequestId };
+  } catch (err) {
+    const mapped = updateFailureToAppError('prompt', err);
+    if (mapped) {
+      if (mapped.status >= 500) log.warn({ err, linkId }, 'M-Pesa prompt failed');
+      throw mapped;
+    }
+    log.error({ err, linkId }, 'M-Pesa prompt update failed');
+    throw new AppError('upstream_failed', 'The payment engine could not send the prompt; retry shortly.');
+  }
+}
+
+/**
+ * Every prompt rings a customer's phone, and the checkout is public: one phone gets at most
+ * `maxPromptsPerPhone` prompts in `phonePromptWindowMinutes`, from any link of any store.
+ */
+async function refuseIfPhoneOverLimit(deps: ServiceDeps, phone: string): Promise<void> {
+  const since = new Date(Date.now() - phonePromptWindowMinutes * 60_000);
+  if ((await countRecentPrompts(deps.pool, phone, since)) < maxPromptsPerPhone) return;
+  throw new AppError(
+    'phone_prompt_limit',
+    `This phone has had ${maxPromptsPerPhone} M-Pesa prompts in the last ${phonePromptWindowMinutes} minutes; wait a few minutes before trying again.`,
+    'phoneNumber',
+    { 'Retry-After': String(phonePromptWindowMinutes * 60) },
+  );
+}

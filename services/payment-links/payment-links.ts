@@ -1,0 +1,134 @@
+import { findLink, listLinkPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
+import { AppError, notFound } from '../../domain/errors.js';
+import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
+import type { RailId } from '../../domain/rails.js';
+import type { LinkStatus } from '../../domain/states.js';
+import type { Client } from '@temporalio/client';
+import { updateFailureToAppError, type LinkUpdate } from '../../temporal-client/index.js';
+import { paymentLinkDetailDto, paymentLinkDto } from './dto.js';
+import type { ServiceDeps } from '../deps.js';
+import type { StoreScope } from '../scope.js';
+import { freshIds, type RequestIds } from '../request-ids.js';
+import { assertRailsAvailable, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
+
+export interface CreateLinkInput {
+  usdtAmount?: string;
+  mobileMoneyAmount?: number;
+  enabledRails: RailId[];
+  description?: string;
+  merchantRef?: string;
+  metadata?: Record<string, unknown>;
+  expiresInMinutes: number;
+  redirectUrl?: string;
+}
+
+
+/** Amounts of a new link: USDT due, KES shown, and the rate that links them (locked for the link's life). */
+async function resolveAmounts(deps: ServiceDeps, auth: StoreScope, input: CreateLinkInput) {
+  const mobile = input.enabledRails.includes('MOBILE_MONEY');
+  const mobileOnly = mobile && input.enabledRails.length === 1;
+  if (input.usdtAmount === undefined && !mobileOnly) {
+    throw new AppError('missing_field', "Missing required field 'usdtAmount': it is required unless MOBILE_MONEY is the only rail.", 'usdtAmount');
+  }
+  if (input.usdtAmount === undefined && input.mobileMoneyAmount === undefined) {
+    throw new AppError('missing_field', "A mobile-money-only link needs 'mobileMoneyAmount' (KES) or 'usdtAmount'.", 'mobileMoneyAmount');
+  }
+  const needsRate = mobile && (input.mobileMoneyAmount === undefined || input.usdtAmount === undefined);
+  // With both amounts given the merchant fixed the KES amount: the rate is only shown, so a live
+  // rate that cannot be trusted right now leaves it out instead of refusing the link.
+  const rate = !mobile ? null : needsRate ? await deps.rates.kesPerUsdt(auth.environment) : await deps.rates.kesPerUsdt(auth.environment).catch(unlessRateUnavailable);
+  const usdtMicro = input.usdtAmount !== undefined ? parseUsdt(input.usdtAmount) : kesToUsdtMicro(input.mobileMoneyAmount!, rate!.kesPerUsdt);
+  let kes: number | null = null;
+  if (mobile) {
+    kes = input.mobileMoneyAmount ?? usdtToKes(usdtMicro, rate!.kesPerUsdt);
+    if (kes > 250_000) {
+      throw new AppError('invalid_field', `The KES amount ${kes} is above M-Pesa's limit of 250000 per transaction.`, input.mobileMoneyAmount === undefined ? 'usdtAmount' : 'mobileMoneyAmount');
+    }
+  }
+  return { usdtMicro, kes, rate };
+}
+
+function unlessRateUnavailable(err: unknown): null {
+  if (err instanceof AppError && err.code === 'rate_unavailable') return null;
+  throw err;
+}
+
+/**
+ * Creates a payment link: checks rail availability, fixes amounts, and opens the payment request
+ * (addresses, read model, workflow; see payment-requests.ts). Its id comes from `ids`, so that a
+ * retry under the same Idempotency-Key completes the same link (api/plugins/idempotency.ts).
+ */
+export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, input: CreateLinkInput, ids: RequestIds = freshIds) {
+  const id = await ids.idFor('paymentLink');
+  // A retry of an Idempotency-Key whose first attempt died after writing the link completes that link.
+  const resumed = await resumePaymentRequest(deps, auth, id);
+  if (resumed) return paymentLinkDto(resumed, deps.config);
+  await assertRailsAvailable(deps, auth, input.enabledRails, 'enabledRails');
+  const { usdtMicro, kes, rate } = await resolveAmounts(deps, auth, input);
+  const row = await openPaymentRequest(deps, auth, {
+    kind: 'payment_link',
+    id,
+    rails: input.enabledRails,
+    usdtMicro,
+    kes,
+    rate,
+    description: input.description ?? null,
+    merchantRef: input.merchantRef ?? null,
+    metadata: input.metadata ?? null,
+    redirectUrl: input.redirectUrl ?? null,
+    expiresInMinutes: input.expiresInMinutes,
+  });
+  return paymentLinkDto(row, deps.config);
+}
+
+export async function getPaymentLink(deps: ServiceDeps, auth: StoreScope, id: string) {
+  const row = await findLink(deps.pool, auth.storeId, auth.environment, id);
+  if (!row) throw notFound('payment link');
+  return paymentLinkDetailDto(row, await listLinkPayments(deps.pool, id), deps.config);
+}
+
+/** One page of the store's links, newest first. */
+export async function listPaymentLinks(deps: ServiceDeps, scope: StoreScope, query: { status?: LinkStatus; page: number; limit: number }) {
+  const { rows, total } = await listLinks(deps.pool, { storeId: scope.storeId, environment: scope.environment, ...query });
+  return {
+    data: rows.map((r) => paymentLinkDto(r, deps.config)),
+    page: query.page,
+    limit: query.limit,
+    total,
+    hasMore: query.page * query.limit < total,
+  };
+}
+
+/** A link of the store as the list shows it, or null. */
+export async function findPaymentLink(deps: ServiceDeps, scope: StoreScope, id: string) {
+  const row = await findLink(deps.pool, scope.storeId, scope.environment, id);
+  return row ? paymentLinkDto(row, deps.config) : null;
+}
+
+export async function requireLink(deps: ServiceDeps, auth: StoreScope, id: string): Promise<LinkRow> {
+  const row = await findLink(deps.pool, auth.storeId, auth.environment, id);
+  if (!row) throw notFound('payment link');
+  return row;
+}
+
+/**
+ * Runs an update on the link's workflow after checking in the read model that the link belongs
+ * to the caller's store (another store's link is a 404, never a 409).
+ */
+export async function executeLinkUpdate<Ret>(
+  deps: ServiceDeps,
+  auth: StoreScope,
+  linkId: string,
+  update: LinkUpdate,
+  run: (client: Client) => Promise<Ret>,
+): Promise<Ret> {
+  await requireLink(deps, auth, linkId);
+  try {
+    return await run(deps.temporal);
+  } catch (err) {
+    const mapped = updateFailureToAppError(update, err);
+    if (mapped) throw mapped;
+    deps.logger?.error({ err, linkId }, 'payment-link update failed');
+    throw new AppError('upstream_failed', 'The payment engine could not complete the request; nothing was charged. Retry shortly.');
+  }
+}

@@ -1,0 +1,168 @@
+import type { CommonQueryMethods } from 'slonik';
+import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
+import { findShortcode } from '../../db/mobile-money-repo.js';
+import { deleteLink, findLinkById, insertLink, type LinkRow } from '../../db/payment-link-repo.js';
+import { findStoreConnections, findStorePolicy, findWalletKeys, type StorePolicy } from '../../db/store-repo.js';
+import { AppError } from '../../domain/errors.js';
+import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
+import { formatUsdt, parseUsdt } from '../../domain/money.js';
+import { type RailId, type RailRequirement } from '../../domain/rails.js';
+import type { RailFacts } from '../../rails/facts.js';
+import { availableRails, railFacts as railSpecs } from '../../rails/registry.js';
+import { newSolanaReference } from '../../domain/solana-pay.js';
+import type { PaymentLinkInput } from '../../domain/workflow-contract.js';
+import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/index.js';
+import type { Rate } from '../../activities/rates/rate-service.js';
+import type { ServiceDeps } from '../deps.js';
+import type { StoreScope } from '../scope.js';
+import { isSimulatedOnly, railEndpoint } from '../../config/rail-endpoints.js';
+import { ensureChainWatchers } from '../chains/watchers.js';
+
+/**
+ * What payment links and invoices share: rail availability, address allocation on the link
+ * branch, the read-model row and the workflow that owns it.
+ */
+const howToConnect: Record<RailRequirement, string> = {
+  mobile_money: 'connect an M-Pesa paybill or till (POST /v1/merchant/clients/:clientId/mobile-money/connect)',
+  tron_xpub: 'register a TRON account xpub (PUT /v1/merchant/clients/:clientId/wallets/tron)',
+  evm_xpub: 'register an EVM account xpub (PUT /v1/merchant/clients/:clientId/wallets/evm)',
+  solana_wallet: 'connect a Solana wallet (PUT /v1/merchant/clients/:clientId/wallets/solana)',
+};
+
+export async function assertRailsAvailable(deps: ServiceDeps, auth: StoreScope, wanted: readonly RailId[], param: string): Promise<void> {
+  const available = availableRails(await findStoreConnections(deps.pool, auth.storeId, auth.environment));
+  for (const rail of wanted) {
+    if (!available.includes(rail)) {
+      throw new AppError('rail_not_available', `${rail} is not available for this store in ${auth.environment}: ${howToConnect[railSpecs[rail].requires]}.`, param);
+    }
+  }
+}
+
+
+/**
+ * The key's next link-branch address that no link or invoice was ever given (the sequence is the
+ * key's, shared by every store and environment holding it: db/link-address-repo.ts).
+ */
+function linkAddress(tx: CommonQueryMethods, family: LinkAddressFamily, xpub: string, ownerId: string) {
+  return allocateLinkAddress(tx, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index) });
+}
+
+export interface PaymentRequestSpec {
+  kind: 'payment_link' | 'invoice';
+  id: string;
+  rails: RailId[];
+  usdtMicro: bigint;
+  kes: number | null;
+  rate: Rate | null;
+  description: string | null;
+  merchantRef: string | null;
+  metadata: Record<string, unknown> | null;
+  redirectUrl: string | null;
+  expiresInMinutes: number;
+}
+
+/**
+ * A request whose row a crashed attempt of the same Idempotency-Key already wrote (`id` came
+ * from `ids.idFor`): its workflow is started if it was not (a no-op if it was), and the row is
+ * what the first attempt would have answered with. Null when there is no such row.
+ */
+export async function resumePaymentRequest(deps: ServiceDeps, auth: StoreScope, id: string): Promise<LinkRow | null> {
+  const row = await findLinkById(deps.pool, id);
+  if (!row || row.store_id !== auth.storeId || row.environment !== auth.environment) return null;
+  await startRequestWorkflow(deps, auth, row);
+  return row;
+}
+
+/**
+ * Takes addresses from the link branch, writes the read model and starts the workflow. If the
+ * workflow cannot be started the row is removed again, so no request exists without the
+ * workflow that owns it.
+ */
+export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec): Promise<LinkRow> {
+  const policy = await findStorePolicy(deps.pool, auth.storeId, auth.environment);
+  const has = (r: RailId) => spec.rails.includes(r);
+  // One address per adapter family: every EVM rail of a link shares its EVM address.
+  const hasFamily = (family: RailFacts['family']) => spec.rails.some((r) => railSpecs[r].family === family);
+  const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
+  for (const rail of spec.rails) {
+    if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config, rail, auth.environment).usdtContract) continue;
+    // A test link may offer a rail with no test token: it is simulated only (simulate-payment pays
+    // it, no watcher reads it, the checkout says so). Anywhere else, without a token contract (or
+    // mint) the watcher cannot recognise the payment: refuse rather than lose it. An invoice has
+    // no simulate-payment and its safe shape no room to say "simulated only", so it is refused too.
+    if (spec.kind === 'payment_link' && isSimulatedOnly(deps.config, rail, auth.environment)) continue;
+    throw new AppError('rail_not_available', `${rail} has no USDT contract configured for ${auth.environment}; the operator must set USDT_CONTRACT_${rail}_${auth.environment.toUpperCase()}.`, spec.kind === 'invoice' ? 'network' : 'enabledRails');
+  }
+  // Null for a simulated-only Solana rail: its link has no Solana Pay URL (no mint to name).
+  const solanaMint = hasFamily('solana') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract ?? null : null;
+
+  const row = await deps.pool.transaction(async (tx) => {
+    const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
+    // TRON first, then EVM: every creation locks key sequences in the same order.
+    const tron = hasFamily('tron') ? await linkAddress(tx, 'tron', keys.tron!, spec.id) : null;
+    const evm = hasFamily('evm') ? await linkAddress(tx, 'evm', keys.evm!, spec.id) : null;
+    const shortcode = has('MOBILE_MONEY')
+      ? await findShortcode(tx, auth.storeId, auth.environment)
+      : null;
+    return insertLink(tx, {
+      id: spec.id,
+      kind: spec.kind,
+      storeId: auth.storeId,
+      environment: auth.environment,
+      usdtAmount: formatUsdt(spec.usdtMicro),
+      mobileMoneyAmount: spec.kes,
+      kesPerUsdt: spec.rate?.kesPerUsdt ?? null,
+      rateSource: spec.rate?.source ?? null,
+      enabledRails: spec.rails,
+      addressIndex: null,
+      tronAddress: tron?.address ?? null,
+      evmAddress: evm?.address ?? null,
+      solanaAddress: hasFamily('solana') ? keys.solana : null,
+      solanaReference: hasFamily('solana') ? newSolanaReference() : null,
+      solanaMint,
+      mobileMoneyShortcode: shortcode ?? null,
+      description: spec.description,
+      merchantRef: spec.merchantRef,
+      metadata: spec.metadata,
+      redirectUrl: spec.redirectUrl,
+      expiresAt: new Date(expiresAtMs).toISOString(),
+      watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
+    });
+  });
+  await startRequestWorkflow(deps, auth, row, policy);
+  return row;
+}
+
+/**
+ * Starts the workflow that owns a request, with its input taken from the row: the first attempt
+ * and a retry after a crash start the same workflow, and a workflow that already exists under
+ * the id (an attempt that died after starting it) counts as started.
+ */
+async function startRequestWorkflow(deps: ServiceDeps, auth: StoreScope, row: LinkRow, knownPolicy?: StorePolicy): Promise<void> {
+  const policy = knownPolicy ?? (await findStorePolicy(deps.pool, auth.storeId, auth.environment));
+  const rails = row.enabled_rails as RailId[];
+  const workflowInput: PaymentLinkInput = {
+    linkId: row.id,
+    storeId: auth.storeId,
+    environment: auth.environment,
+    enabledRails: rails,
+    usdtAmountMicro: String(parseUsdt(row.usdt_amount)),
+    mobileMoneyAmount: row.mobile_money_amount,
+    merchantRef: row.merchant_ref,
+    expiresAtMs: Date.parse(row.expires_at),
+    lateWatchMinutes: policy.lateWatchMinutes,
+    underpaymentToleranceBps: policy.underpaymentToleranceBps,
+    webhookTaskQueue: queueOf(targetOf(deps), 'webhooks'),
+    promptFirstCheckMs: deps.config.mpesaQueryAfterSeconds * 1000,
+    historyEventLimit: deps.config.linkHistoryEventLimit,
+  };
+  try {
+    await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
+    // Already started (an attempt that died after starting it) counts as started.
+    await startPaymentRequest(targetOf(deps), { kind: row.kind, merchantRef: row.merchant_ref }, workflowInput);
+  } catch (err) {
+    await deleteLink(deps.pool, row.id).catch(() => undefined);
+    deps.logger?.error({ err, id: row.id }, 'could not start the payment workflow');
+    throw new AppError('upstream_unavailable', 'The payment engine is unavailable; nothing was created. Retry with the same Idempotency-Key.');
+  }
+}

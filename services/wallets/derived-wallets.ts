@@ -1,0 +1,103 @@
+import type { DatabasePool } from 'slonik';
+import { readErc20Balance } from '../../rails/evm/client.js';
+import { readTrc20Balance } from '../../rails/tron/client.js';
+import { findWalletKeys } from '../../db/store-repo.js';
+import { AppError } from '../../domain/errors.js';
+import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
+import type { WalletKind } from '../../domain/hd/xpub.js';
+import { formatUnits } from '../../domain/money.js';
+import { type UsdtRail } from '../../domain/rails.js';
+import { railDecimals } from '../../rails/registry.js';
+import type { Config } from '../../config/config.js';
+import { railEndpoint } from '../../config/rail-endpoints.js';
+import type { StoreScope } from '../scope.js';
+import { recordHandedOut, type HandedOut } from './derived-addresses.js';
+
+/**
+ * Derived wallets: the receive-branch addresses `<xpub>/0/<index>` a merchant hands out to its
+ * own users, and their USDT balances read live from the chain. Which indexes were handed out is
+ * stored (with the gap after the highest: what the transfer watcher matches), never for whom.
+ */
+export const derivedNetworks = ['TRON', 'BSC'] as const;
+export type DerivedNetwork = (typeof derivedNetworks)[number];
+
+interface NetworkSpec {
+  kind: WalletKind;
+  rail: UsdtRail;
+  read: (rpcUrl: string, contract: string, address: string) => Promise<bigint>;
+}
+
+// The API answers a person waiting: short timeouts, one retry; watchers choose their own.
+const networks: Record<DerivedNetwork, NetworkSpec> = {
+  TRON: { kind: 'tron', rail: 'USDT_TRON', read: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }) },
+  BSC: {
+    kind: 'evm',
+    rail: 'USDT_BSC',
+    read: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
+  },
+};
+
+const connectHint: Record<WalletKind, string> = {
+  tron: 'PUT /v1/merchant/clients/:clientId/wallets/tron',
+  evm: 'PUT /v1/merchant/clients/:clientId/wallets/evm',
+};
+
+export interface DerivedWallet {
+  index: number;
+  tron: string | null;
+  bsc: string | null;
+  /** Present only when a key is missing: the networks whose address is null. */
+  missing?: DerivedNetwork[];
+}
+
+/** Both addresses at `index`, or the one whose xpub is registered; 400 when neither is. */
+export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, index: number): Promise<DerivedWallet> {
+  const keys = await findWalletKeys(pool, auth.storeId, auth.environment);
+  if (!keys.tron && !keys.evm) {
+    throw new AppError(
+      'wallet_not_connected',
+      `No TRON or EVM xpub is registered in the ${auth.environment} environment: register one with ${connectHint.tron} or ${connectHint.evm}.`,
+    );
+  }
+  const result: DerivedWallet = {
+    index,
+    tron: keys.tron ? deriveAddress(keys.tron, 'tron', receiveBranch, index) : null,
+    bsc: keys.evm ? deriveAddress(keys.evm, 'evm', receiveBranch, index) : null,
+  };
+  const missing = derivedNetworks.filter((n) => result[n === 'TRON' ? 'tron' : 'bsc'] === null);
+  if (missing.length) result.missing = missing;
+  const handed: HandedOut[] = [];
+  if (keys.tron && result.tron) handed.push({ family: 'tron', publicKey: keys.tron, address: result.tron });
+  if (keys.evm && result.bsc) handed.push({ family: 'evm', publicKey: keys.evm, address: result.bsc });
+  await recordHandedOut(pool, auth.storeId, auth.environment, index, handed);
+  return result;
+}
+
+export interface DerivedBalance {
+  index: number;
+  address: string;
+  network: DerivedNetwork;
+  balance: string;
+}
+
+/** The derived address of `network` at `index`, before any chain call (validation first). */
+export async function derivedAddressFor(pool: DatabasePool, auth: StoreScope, index: number, network: DerivedNetwork): Promise<string> {
+  const { kind } = networks[network];
+  const xpub = (await findWalletKeys(pool, auth.storeId, auth.environment))[kind];
+  if (!xpub) {
+    throw new AppError('wallet_not_connected', `No ${kind.toUpperCase()} xpub is registered in the ${auth.environment} environment: register one with ${connectHint[kind]}.`, 'network');
+  }
+  return deriveAddress(xpub, kind, receiveBranch, index);
+}
+
+/** USDT balance in the token's smallest unit, then as a decimal string. Throws on any upstream failure. */
+export async function readUsdtBalance(config: Config, auth: StoreScope, network: DerivedNetwork, address: string): Promise<string> {
+  const spec = networks[network];
+  const endpoint = railEndpoint(config, spec.rail, auth.environment);
+  if (!endpoint.usdtContract) {
+    const env = auth.environment.toUpperCase();
+    throw new AppError('upstream_unavailable', `No USDT contract is configured for ${spec.rail} in ${auth.environment}: set USDT_CONTRACT_${spec.rail}_${env}.`);
+  }
+  const minor = await spec.read(endpoint.rpcUrl, endpoint.usdtContract, address);
+  return formatUnits(minor, railDecimals[spec.rail]);
+}

@@ -1,0 +1,88 @@
+import type { DatabasePool } from 'slonik';
+import { deleteWallet, registerStoreKey, upsertWallet, type WalletSlot } from '../../db/wallet-repo.js';
+import type { Environment } from '../../domain/environment.js';
+import { AppError, notFound } from '../../domain/errors.js';
+import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
+import { accountPaths, validateAccountXpub, XpubError } from '../../domain/hd/xpub.js';
+import { railIds, type RailId, type RailRequirement } from '../../domain/rails.js';
+import { railFacts as rails } from '../../rails/registry.js';
+import { SolanaAddressError, validateSolanaWallet } from '../../domain/solana.js';
+import type { StoreScope } from '../scope.js';
+
+/**
+ * Connecting and disconnecting a store's wallets, one slot per environment of the key. The
+ * xpub or address is validated before anything is written; a refused key changes nothing.
+ */
+export const walletNetworks = { tron: 'TRON', evm: 'EVM', solana: 'SOLANA' } as const satisfies Record<WalletSlot, string>;
+export type WalletNetwork = (typeof walletNetworks)[WalletSlot];
+
+const slotRequirement: Record<WalletSlot, RailRequirement> = { tron: 'tron_xpub', evm: 'evm_xpub', solana: 'solana_wallet' };
+
+/** The rails a slot makes available (spec availability rules 2 to 4). */
+export function railsOfSlot(slot: WalletSlot): RailId[] {
+  return railIds.filter((id) => rails[id].requires === slotRequirement[slot]);
+}
+
+export interface ConnectedWallet {
+  ok: true;
+  network: WalletNetwork;
+  environment: Environment;
+  firstAddress: string;
+  firstAddressPath: string | null;
+  rails: RailId[];
+}
+
+/** Only the key's own store may be changed; any other id is "not found" (never reveal existence). */
+export function assertOwnStore(auth: StoreScope, clientId: string): void {
+  if (clientId !== auth.storeId) throw notFound('client');
+}
+
+function parseKey(slot: WalletSlot, raw: string, param: string): { key: string; firstAddress: string } {
+  try {
+    if (slot === 'solana') {
+      const address = validateSolanaWallet(raw);
+      return { key: address, firstAddress: address };
+    }
+    const { xpub } = validateAccountXpub(raw, slot);
+    return { key: xpub, firstAddress: deriveAddress(xpub, slot, receiveBranch, 0) };
+  } catch (err) {
+    if (err instanceof XpubError || err instanceof SolanaAddressError) throw new AppError('invalid_field', err.message, param);
+    throw err;
+  }
+}
+
+/** Says what to do instead, and nothing about the store that holds the key. */
+function keyInUseMessage(slot: Exclude<WalletSlot, 'solana'>): string {
+  const nextAccount = accountPaths[slot].replace(/0'$/, "1'");
+  return (
+    'This extended public key is already registered with another store, and a key belongs to one store ' +
+    `(its test and live environments may share it). Register the key of another account, such as ${nextAccount}, or of another wallet.`
+  );
+}
+
+export async function connectWallet(pool: DatabasePool, auth: StoreScope, clientId: string, slot: WalletSlot, raw: string): Promise<ConnectedWallet> {
+  assertOwnStore(auth, clientId);
+  const { key, firstAddress } = parseKey(slot, raw, slot === 'solana' ? 'address' : 'xpub');
+  if (slot === 'solana') {
+    // One wallet may serve several stores: each link is found by its own Solana Pay reference.
+    await upsertWallet(pool, auth.storeId, auth.environment, slot, key);
+  } else if (!(await registerStoreKey(pool, auth.storeId, auth.environment, slot, key))) {
+    throw new AppError('wallet_key_in_use', keyInUseMessage(slot), 'xpub');
+  }
+  return {
+    ok: true,
+    network: walletNetworks[slot],
+    environment: auth.environment,
+    firstAddress,
+    firstAddressPath: slot === 'solana' ? null : `${accountPaths[slot]}/${receiveBranch}/0`,
+    rails: railsOfSlot(slot),
+  };
+}
+
+export async function disconnectWallet(pool: DatabasePool, auth: StoreScope, clientId: string, slot: WalletSlot) {
+  assertOwnStore(auth, clientId);
+  if (!(await deleteWallet(pool, auth.storeId, auth.environment, slot))) {
+    throw new AppError('not_found', `No ${walletNetworks[slot]} wallet is connected to this store in the ${auth.environment} environment.`);
+  }
+  return { ok: true as const, network: walletNetworks[slot], environment: auth.environment, rails: railsOfSlot(slot) };
+}
