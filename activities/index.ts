@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../config/config.js';
+import type { ServiceSettings } from '../services/settings.js';
 import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
 import { createMobileMoneyActivities } from './mobile-money/index.js';
@@ -10,7 +10,7 @@ import { createWebhookActivities } from './webhooks/index.js';
 
 export interface ActivityDeps {
   pool: DatabasePool;
-  config: Config;
+  config: ServiceSettings;
   /** For activities that start or signal workflows (webhook fan-out, chain watchers → links). */
   temporal: Client;
   /** Where activities log what an operator should see (chain outages: rails/chain/outage.ts). */

@@ -1,7 +1,17 @@
 import type { ServiceDeps } from '../services/deps.js';
+import type { ServiceSettings } from '../services/settings.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
+
+/** The settings the API reads besides the services': handed over by the composition root. */
+export interface ApiSettings extends ServiceSettings {
+  /** Proxies whose X-Forwarded-For is believed (TRUST_PROXY): false, or addresses and ranges. */
+  readonly trustProxy: false | readonly string[];
+  /** Claim lease of an Idempotency-Key, renewed while the request runs. */
+  readonly idempotencyLeaseSeconds: number;
+}
 
 /** Everything a handler may reach: the services' dependencies, and the API's own rate-limit store. */
 export interface ApiDeps extends ServiceDeps {
+  config: ApiSettings;
   rateLimitStore: RateLimitStore;
 }

@@ -2,12 +2,15 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseKeyring, type Keyring } from '../domain/crypto/credentials.js';
 import { parseAllowedNetworks } from '../domain/webhooks/address-policy.js';
-import { railEndpointProblems } from './rail-endpoints.js';
+import type { MpesaEndpoints, RailSettings } from '../rails/settings.js';
+import { railEndpointProblems, railSettingsFrom } from './rail-settings.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /**
- * Every setting the service reads, parsed once at boot. No other module reads `process.env`:
- * they receive the frozen `Config` object. All problems are reported together.
+ * Every setting the service reads, parsed once at boot. No other module reads `process.env`, and
+ * only the composition root (runtime/) imports this one: each part declares the settings it needs
+ * (ServiceSettings, ActivitySettings, ApiSettings, RailSettings, …) and is handed the frozen
+ * `Config`, which has them all. All problems are reported together.
  */
 const optionalUrl = z.string().url().optional();
 
@@ -110,7 +113,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Parsed ENCRYPTION_KEY; unset means test credentials use a key generated into DATA_DIR and live ones are refused. */
   readonly encryptionKeys: Keyring | undefined;
-  readonly mpesa: { readonly sandboxUrl: string; readonly liveUrl: string };
+  readonly mpesa: MpesaEndpoints;
   readonly testKesPerUsdt: string;
   readonly rateUrl: string | undefined;
   /** Live USDT/KES sources and the checks a live rate must pass (docs/rates.md). */
@@ -135,8 +138,8 @@ export interface Config {
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
   readonly trustProxy: TrustProxy;
-  /** Per-rail overrides read from `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>`. */
-  readonly railOverrides: Readonly<Record<string, string>>;
+  /** Each USDT rail's endpoints per environment and depth: `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>` over the defaults. */
+  readonly rails: RailSettings;
 }
 
 export class ConfigError extends Error {
@@ -213,7 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: e.CHAIN_POLL_MS,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
-    railOverrides: Object.freeze(railOverrides),
+    rails: railSettingsFrom(railOverrides),
   });
 }
 

@@ -2,10 +2,16 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatKeyEntry, generateKey, keyringOf, parseKeyring, type Keyring } from '../domain/crypto/credentials.js';
 import type { Environment } from '../domain/environment.js';
-import type { Config } from '../config/config.js';
+import { AppError } from '../domain/errors.js';
 
 /** The file a development key is generated into when ENCRYPTION_KEY is unset. */
 export const devKeyFileName = 'encryption-key';
+
+/** What the keyring is made from: ENCRYPTION_KEY, parsed, and DATA_DIR for the development key. */
+export interface KeyringSettings {
+  readonly dataDir: string;
+  readonly encryptionKeys: Keyring | undefined;
+}
 
 export class EncryptionKeyRequiredError extends Error {
   constructor() {
@@ -24,7 +30,7 @@ const devKeys = new Map<string, Promise<Keyring>>();
  * Without it, test-environment secrets use a key generated once into DATA_DIR, with a warning,
  * and live ones are refused.
  */
-export async function keyringFor(config: Config, environment: Environment, warn = defaultWarn): Promise<Keyring> {
+export async function keyringFor(config: KeyringSettings, environment: Environment, warn = defaultWarn): Promise<Keyring> {
   const dev = await readDevKey(config.dataDir);
   if (config.encryptionKeys) {
     if (!dev) return config.encryptionKeys;
@@ -71,6 +77,19 @@ async function writeDevKey(dataDir: string, warn: (message: string) => void): Pr
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return (await readDevKey(dataDir))!;
+  }
+}
+
+/**
+ * The keyring for storing a merchant's secret from a request: live without ENCRYPTION_KEY is
+ * refused (403 live_mode_forbidden) before anything is written.
+ */
+export async function secretsKeyring(config: KeyringSettings, environment: Environment): Promise<Keyring> {
+  try {
+    return await keyringFor(config, environment);
+  } catch (err) {
+    if (err instanceof EncryptionKeyRequiredError) throw new AppError('live_mode_forbidden', err.message);
+    throw err;
   }
 }
 

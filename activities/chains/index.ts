@@ -5,7 +5,7 @@ import type { Environment } from '../../domain/environment.js';
 import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { railFacts } from '../../rails/registry.js';
-import { railEndpoint } from '../../config/rail-endpoints.js';
+import { railEndpoint } from '../../rails/settings.js';
 import type { ActivityDeps } from '../index.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
 import { evmClient } from '../../rails/evm/client.js';
@@ -33,14 +33,6 @@ export interface UnreachableTick {
  */
 const notConfigured = (message: string) => ApplicationFailure.retryable(message, 'ChainNotConfigured');
 
-function confirmationsOverride(overrides: Readonly<Record<string, string>>, rail: UsdtRail): number | undefined {
-  const raw = overrides[`CONFIRMATIONS_${rail}`];
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw notConfigured(`CONFIRMATIONS_${rail} must be a positive integer`);
-  return n;
-}
-
 /**
  * The chain-watcher activities. Each (rail, environment) keeps its in-memory watch set for the
  * life of the worker process; clients are cheap and made per tick.
@@ -57,7 +49,7 @@ export function createChainActivities(deps: ActivityDeps) {
   const outages = new OutageLog(deps.logger);
 
   function view(rail: EvmStyleRail, environment: Environment): EvmChainView {
-    const ep = railEndpoint(deps.config, rail, environment);
+    const ep = railEndpoint(deps.config.rails, rail, environment);
     if (!ep.usdtContract) {
       throw notConfigured(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
     }
@@ -68,7 +60,7 @@ export function createChainActivities(deps: ActivityDeps) {
       client: evmClient(tron ? `${ep.rpcUrl.replace(/\/$/, '')}/jsonrpc` : ep.rpcUrl, { timeoutMs: 20_000, retryCount: 0 }),
       token: tron ? tronAddressToEvmHex(ep.usdtContract) : (ep.usdtContract as `0x${string}`),
       toWatchAddress: tron ? (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')) : (hex) => getAddress(hex),
-      confirmations: confirmationsOverride(deps.config.railOverrides, rail),
+      confirmations: deps.config.rails[rail].confirmations,
     };
   }
 
@@ -93,7 +85,7 @@ export function createChainActivities(deps: ActivityDeps) {
       const family = railFacts[input.rail].family;
       result =
         family === 'solana'
-          ? await scanSolanaTick(deps.pool, solanaView(deps.config, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
+          ? await scanSolanaTick(deps.pool, solanaView(deps.config.rails, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
           : await scanEvmTick(deps.pool, view(input.rail as EvmStyleRail, input.environment), watchSet(family === 'tron' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
     } catch (err) {
       // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.

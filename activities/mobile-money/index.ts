@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { queryStkPush, type StkQueryResult } from './query-stk-push.js';
 import { sendStkPush, type SendStkPushInput, type SendStkPushResult } from './send-stk-push.js';
 import { settleStkPrompt, type PromptSettlement } from './settle-prompt.js';
@@ -12,7 +12,7 @@ export type { PromptSettlement } from './settle-prompt.js';
  * The M-Pesa activities the payment-link workflow runs. Both call Daraja, so the workflow should
  * proxy them with an operator-class policy (see `mobileMoneyActivityOptions` in ./options.ts).
  */
-export function createMobileMoneyActivities(deps: { pool: DatabasePool; config: Config }) {
+export function createMobileMoneyActivities(deps: { pool: DatabasePool; config: ServiceSettings }) {
   return {
     /** Sends the STK prompt once per (linkId, attempt); a retry returns the recorded result. */
     sendStkPush(input: SendStkPushInput): Promise<SendStkPushResult> {

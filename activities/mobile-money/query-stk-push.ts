@@ -6,7 +6,7 @@ import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
 import { isSuccessCode, resultReason } from '../../domain/mpesa/result-codes.js';
 import { buildStkQueryBody } from '../../domain/mpesa/stk-request.js';
 import { findStkRequestByCheckoutId } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
 
@@ -25,7 +25,7 @@ export interface StkQueryResult {
  * The query does not return the receipt number or amount; the callback does.
  */
 export async function queryStkPush(
-  deps: { pool: DatabasePool; config: Config; now?: () => Date },
+  deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date },
   input: { linkId: string; checkoutRequestId: string },
 ): Promise<StkQueryResult> {
   const request = await findStkRequestByCheckoutId(deps.pool, input.checkoutRequestId);

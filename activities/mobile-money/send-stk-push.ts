@@ -15,7 +15,7 @@ import {
   releaseStkRequest,
   type StkRequestRow,
 } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
 
@@ -43,7 +43,7 @@ export interface SendStkPushResult {
 
 interface Deps {
   pool: DatabasePool;
-  config: Config;
+  config: ServiceSettings;
   now?: () => Date;
 }
 

@@ -4,7 +4,6 @@ import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
 import { parseRate } from '../../domain/money.js';
 import { checkQuotes, defaultRatePolicy, type Quote, type RatePolicy } from '../../domain/rate-checks.js';
-import type { Config } from '../../config/config.js';
 
 /**
  * The KES per USDT rate for converting amounts (docs/rates.md). Test keys use a fixed rate. Live
@@ -48,8 +47,21 @@ export function urlSource(name: string, url: string): RateSource {
   return { name, url, extract: (b: any) => b?.kesPerUsdt ?? b?.tether?.kes ?? b?.data?.rates?.KES };
 }
 
+/** What the rate service is built from (RATE_URL, RATE_SOURCES, the RATE_* checks, TEST_KES_PER_USDT). */
+export interface RateSettings {
+  readonly rateUrl: string | undefined;
+  readonly testKesPerUsdt: string;
+  readonly rates: {
+    readonly sources: readonly string[];
+    readonly minKesPerUsdt: number;
+    readonly maxKesPerUsdt: number;
+    readonly maxSpreadPercent: number;
+    readonly maxJumpPercent: number;
+  };
+}
+
 /** RATE_URL (if set) and RATE_SOURCES: known names or URLs. */
-export function liveRateSources(config: Pick<Config, 'rateUrl' | 'rates'>): RateSource[] {
+export function liveRateSources(config: Pick<RateSettings, 'rateUrl' | 'rates'>): RateSource[] {
   const sources: RateSource[] = config.rateUrl ? [urlSource('RATE_URL', config.rateUrl)] : [];
   for (const entry of config.rates.sources) {
     const known = knownSources[entry];
@@ -68,7 +80,7 @@ export function pgRateReference(pool: DatabasePool): RateReference {
 }
 
 /** The service's rate service: configured sources and checks, the last good rate in PostgreSQL. */
-export function rateServiceFor(config: Config, pool: DatabasePool): RateService {
+export function rateServiceFor(config: RateSettings, pool: DatabasePool): RateService {
   const { sources: _names, ...policy } = config.rates;
   return new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: liveRateSources(config), policy, reference: pgRateReference(pool) });
 }

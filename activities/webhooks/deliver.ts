@@ -12,7 +12,7 @@ import {
 } from '../../db/webhook-repo.js';
 import { CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
 import { webhookHeaders } from '../../domain/webhooks/signing.js';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
 import { resolveDestination } from '../../services/webhooks/destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
@@ -60,7 +60,7 @@ function unusableSecret(err: CredentialCryptoError | EncryptionKeyRequiredError)
   return 'not sent: the signing secret stored for this endpoint could not be decrypted (tampered with, or encrypted under a key the server no longer holds); nothing was signed. The worker log has the details';
 }
 
-export function createDeliveryActivities(deps: { pool: DatabasePool; config: Config }) {
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings }) {
   const { pool } = deps;
 
   /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */

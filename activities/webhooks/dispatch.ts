@@ -3,7 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { findEvent } from '../../db/event-repo.js';
 import { markEventDispatched, matchingEndpointIds, undispatchedEventIds } from '../../db/webhook-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 
@@ -14,7 +14,7 @@ const startConcurrency = 16;
 
 /** Starts the delivery workflow of one event to one endpoint; false when it ran already. */
 export function startDelivery(
-  deps: { temporal: Client; config: Config },
+  deps: { temporal: Client; config: ServiceSettings },
   event: { id: string; storeId: string; environment: Environment },
   endpointId: string,
 ): Promise<boolean> {
@@ -22,7 +22,7 @@ export function startDelivery(
 }
 
 
-export function createDispatchActivities(deps: { pool: DatabasePool; temporal: Client; config: Config }) {
+export function createDispatchActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings }) {
   let sweeperEnsured: Promise<void> | undefined;
 
   async function dispatchEvent(input: { eventId: string }): Promise<{ endpoints: number; started: number }> {

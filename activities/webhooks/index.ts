@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../../config/config.js';
+import type { ServiceSettings } from '../../services/settings.js';
 import { createDeliveryActivities } from './deliver.js';
 import { createDispatchActivities } from './dispatch.js';
 
 /** Webhook activities, registered on every worker; the workflows run them on the `webhooks` queue. */
-export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: Config }) {
+export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings }) {
   return {
     ...createDispatchActivities(deps),
     ...createDeliveryActivities(deps),

@@ -1,8 +1,7 @@
 import type { DatabasePool } from 'slonik';
-import { keyringFor } from '../../services/keyring.js';
+import { keyringFor, type KeyringSettings } from '../../services/keyring.js';
 import { deleteExpiredKey, listMarkedResponses, rewriteStoredResponse } from '../../db/idempotency-repo.js';
 import { environments, type Environment } from '../../domain/environment.js';
-import type { Config } from '../../config/config.js';
 import { resealBody, sealedMarker } from './idempotency-seal.js';
 
 export interface SealedResponsesReport {
@@ -18,7 +17,7 @@ export interface SealedResponsesReport {
  * (api/plugins/idempotency-seal.ts) are moved to the current key, so the old key can go without
  * breaking a replay within the 24 hours.
  */
-export async function reencryptSealedResponses(pool: DatabasePool, config: Config): Promise<SealedResponsesReport> {
+export async function reencryptSealedResponses(pool: DatabasePool, config: KeyringSettings): Promise<SealedResponsesReport> {
   const report: SealedResponsesReport = { reencrypted: 0, alreadyCurrent: 0, expiredDeleted: 0, failed: [] };
   for (const record of await listMarkedResponses(pool, sealedMarker)) {
     try {

@@ -1,6 +1,6 @@
 import { classifyDarajaError, type DarajaError } from '../../domain/mpesa/daraja-errors.js';
 import type { Environment } from '../../domain/environment.js';
-import type { Config } from '../../config/config.js';
+import type { MpesaEndpoints } from '../settings.js';
 
 /**
  * The wire to Daraja: OAuth and JSON POSTs, nothing else. Errors say whether the request may
@@ -24,7 +24,7 @@ export class DarajaAnswerError extends Error {
   }
 }
 
-export function darajaBaseUrl(config: Config, environment: Environment): string {
+export function darajaBaseUrl(config: { readonly mpesa: MpesaEndpoints }, environment: Environment): string {
   return (environment === 'live' ? config.mpesa.liveUrl : config.mpesa.sandboxUrl).replace(/\/+$/, '');
 }
 

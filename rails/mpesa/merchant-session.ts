@@ -4,9 +4,9 @@ import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
 import type { MpesaMerchant } from '../../domain/mpesa/merchant.js';
 import { findConnection, findToken, saveToken, type ConnectionRow } from '../../db/mobile-money-repo.js';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../../config/config.js';
+import type { MpesaEndpoints } from '../settings.js';
 import { darajaBaseUrl, fetchAccessToken, postJson, type JsonAnswer } from './daraja-client.js';
-import { keyringFor } from '../../services/keyring.js';
+import { keyringFor, type KeyringSettings } from '../../services/keyring.js';
 
 /** Field names of the associated data: a ciphertext only decrypts in its own store, environment and column. */
 export const credentialField = (environment: Environment, name: 'consumer_key' | 'consumer_secret' | 'passkey' | 'oauth_token') =>
@@ -27,7 +27,7 @@ export interface MerchantSession {
 
 interface SessionDeps {
   pool: DatabasePool;
-  config: Config;
+  config: KeyringSettings & { readonly mpesa: MpesaEndpoints };
   now?: () => Date;
 }
 

@@ -1,8 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Connection } from '@solana/web3.js';
 import type { Environment } from '../../domain/environment.js';
-import { railEndpoint } from '../../config/rail-endpoints.js';
-import type { Config } from '../../config/config.js';
+import { railEndpoint, type RailSettings } from '../settings.js';
 import type { SolanaChainView } from './scan-tick.js';
 
 /** A node that does not answer within this time fails the tick, which Temporal retries with backoff. */
@@ -29,8 +28,8 @@ function connectionFor(rpcUrl: string): Connection {
 }
 
 /** The USDT_SOL rail in one environment: RPC_URL_USDT_SOL_<ENV> and the mint (USDT_CONTRACT_USDT_SOL_<ENV>). */
-export function solanaView(config: Pick<Config, 'railOverrides'>, environment: Environment): SolanaChainView {
-  const ep = railEndpoint(config, 'USDT_SOL', environment);
+export function solanaView(rails: RailSettings, environment: Environment): SolanaChainView {
+  const ep = railEndpoint(rails, 'USDT_SOL', environment);
   if (!ep.usdtContract) {
     // Retryable, like every chain-watcher failure: a non-retryable one would end the watcher (see ../index.ts).
     throw ApplicationFailure.retryable(`No USDT mint is known for USDT_SOL in ${environment}; set USDT_CONTRACT_USDT_SOL_${environment.toUpperCase()}.`, 'ChainNotConfigured');

@@ -4,8 +4,8 @@ import { railsWithOpenWork } from '../../db/watch-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
 import { railFacts } from '../../rails/registry.js';
-import type { Config } from '../../config/config.js';
-import { railEndpoint } from '../../config/rail-endpoints.js';
+import type { ServiceSettings } from '../settings.js';
+import { railEndpoint } from '../../rails/settings.js';
 import { chainWatcherWorkflowId } from '../../domain/workflow-contract.js';
 import { ensureChainWatcher } from '../../temporal-client/index.js';
 
@@ -16,11 +16,11 @@ const started = new Set<string>();
  * (a link or a derive that needs them) so a deployment never polls chains it does not use. An
  * already running watcher is left alone; each process asks Temporal once per watcher.
  */
-export async function ensureChainWatchers(temporal: Client, config: Config, rails: readonly RailId[], env: Environment): Promise<void> {
+export async function ensureChainWatchers(temporal: Client, config: ServiceSettings, rails: readonly RailId[], env: Environment): Promise<void> {
   if (!config.chainWatchers) return;
   // A rail with no token contract (simulated only in test) has nothing a watcher could recognise:
   // starting one would only fail every tick.
-  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY' && railEndpoint(config, r, env).usdtContract !== undefined);
+  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY' && railEndpoint(config.rails, r, env).usdtContract !== undefined);
   await Promise.all(
     wanted.map(async (rail) => {
       const key = chainWatcherWorkflowId(rail, env, config.temporal.taskQueuePrefix);
@@ -37,7 +37,7 @@ export async function ensureChainWatchers(temporal: Client, config: Config, rail
  * still watched, stores with derived addresses). Watchers normally outlive any process; this
  * covers a Temporal cluster that lost them.
  */
-export async function ensureWatchersForOpenWork(pool: DatabasePool, temporal: Client, config: Config): Promise<void> {
+export async function ensureWatchersForOpenWork(pool: DatabasePool, temporal: Client, config: ServiceSettings): Promise<void> {
   if (!config.chainWatchers) return;
   const rows = await railsWithOpenWork(pool);
   for (const env of ['test', 'live'] as const) {

@@ -3,12 +3,12 @@ import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId } from '../../domain/rails.js';
 import { railFacts, railRecord } from '../../rails/registry.js';
 import { solanaPayUrl } from '../../domain/solana-pay.js';
-import type { Config } from '../../config/config.js';
-import { isSimulatedOnly } from '../../config/rail-endpoints.js';
+import type { ServiceSettings } from '../settings.js';
+import { isSimulatedOnly } from '../../rails/settings.js';
 import type { CheckoutView } from './view.js';
 
 /** A link's row as the hosted checkout shows it (see CheckoutView). */
-export function checkoutDto(row: LinkRow, storeName: string, config: Pick<Config, 'publicBaseUrl' | 'railOverrides'>): CheckoutView {
+export function checkoutDto(row: LinkRow, storeName: string, config: Pick<ServiceSettings, 'publicBaseUrl' | 'rails'>): CheckoutView {
   const { publicBaseUrl } = config;
   const usdtAmount = formatUsdt(parseUsdt(row.usdt_amount));
   // Each adapter family has one address column on the link (every EVM rail shares the EVM address).
@@ -32,7 +32,7 @@ export function checkoutDto(row: LinkRow, storeName: string, config: Pick<Config
     rails: (row.enabled_rails as RailId[]).map((rail) => {
       const address = addressOf(rail);
       // A simulated-only rail (test mode, no test token) gets no QR code: nothing sent is detected.
-      const simulatedOnly = isSimulatedOnly(config, rail, row.environment);
+      const simulatedOnly = isSimulatedOnly(config.rails, rail, row.environment);
       const payUri = simulatedOnly
         ? null
         : railFacts[rail].family === 'solana' && row.solana_address && row.solana_reference

@@ -5,9 +5,9 @@ import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
 import { darajaEnvironmentFor, type DarajaEnvironment, type MpesaMerchant, type ShortcodeType } from '../../domain/mpesa/merchant.js';
 import { saveConnection } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../config/config.js';
 import { darajaBaseUrl } from '../../rails/mpesa/daraja-client.js';
-import { EncryptionKeyRequiredError, keyringFor } from '../keyring.js';
+import { secretsKeyring } from '../keyring.js';
+import type { ServiceSettings } from '../settings.js';
 import { credentialField } from '../../rails/mpesa/merchant-session.js';
 import { validateCredentials } from '../../rails/mpesa/validate-credentials.js';
 
@@ -23,7 +23,7 @@ export interface ConnectInput {
 
 export interface ConnectDeps {
   pool: DatabasePool;
-  config: Config;
+  config: ServiceSettings;
   logger?: Logger;
   now?: () => Date;
 }
@@ -40,7 +40,7 @@ export async function connectMobileMoney(
 ): Promise<{ ok: true; shortcode: string; environment: DarajaEnvironment }> {
   const merchant = merchantOf(input);
   checkEnvironment(who.environment, input.environment);
-  const keyring = await loadKeyring(deps.config, who.environment);
+  const keyring = await secretsKeyring(deps.config, who.environment);
   const now = (deps.now ?? (() => new Date()))();
   const result = await validateCredentials(darajaBaseUrl(deps.config, who.environment), { ...input, merchant }, now);
   if (result.outcome === 'rejected') {
@@ -92,13 +92,4 @@ function checkEnvironment(keyEnvironment: Environment, requested: DarajaEnvironm
       ? "This request uses a test key, so 'environment' must be 'sandbox' (Daraja's sandbox). Connect live credentials with a live secret key (…_live_…)."
       : "This request uses a live key, so 'environment' must be 'live'. Connect sandbox credentials with a test secret key (…_test_…).";
   throw new AppError('invalid_field', message, 'environment');
-}
-
-async function loadKeyring(config: Config, environment: Environment): Promise<Keyring> {
-  try {
-    return await keyringFor(config, environment);
-  } catch (err) {
-    if (err instanceof EncryptionKeyRequiredError) throw new AppError('live_mode_forbidden', err.message);
-    throw err;
-  }
 }

@@ -1,8 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { credentialKeyId, reencryptCredential, type Keyring } from '../../domain/crypto/credentials.js';
 import { listConnectionKeys, rewriteConnectionCiphertexts } from '../../db/mobile-money-repo.js';
-import type { Config } from '../../config/config.js';
-import { keyringFor } from '../keyring.js';
+import { keyringFor, type KeyringSettings } from '../keyring.js';
 import { credentialField } from '../../rails/mpesa/merchant-session.js';
 
 export interface ReencryptReport {
@@ -17,7 +16,7 @@ export interface ReencryptReport {
  * under the current ENCRYPTION_KEY, one connection per transaction. Run it after putting a new
  * key first in ENCRYPTION_KEY; once it reports no failures, the old key can be removed.
  */
-export async function reencryptAllCredentials(pool: DatabasePool, config: Config): Promise<ReencryptReport> {
+export async function reencryptAllCredentials(pool: DatabasePool, config: KeyringSettings): Promise<ReencryptReport> {
   const report: ReencryptReport = { currentKeyId: '', reencrypted: 0, alreadyCurrent: 0, failed: [] };
   for (const { storeId, environment } of await listConnectionKeys(pool)) {
     try {

@@ -2,10 +2,10 @@ import type { LinkPaymentRow, LinkRow } from '../../db/payment-link-repo.js';
 import { formatUnits, formatUsdt, parseRate, parseUsdt } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../domain/solana-pay.js';
-import type { Config } from '../../config/config.js';
-import { simulatedOnlyRails } from '../../config/rail-endpoints.js';
+import type { ServiceSettings } from '../settings.js';
+import { simulatedOnlyRails } from '../../rails/settings.js';
 
-type DtoConfig = Pick<Config, 'checkoutBaseUrl' | 'railOverrides'>;
+type DtoConfig = Pick<ServiceSettings, 'checkoutBaseUrl' | 'rails'>;
 
 /**
  * Row → API record by allow-list: only the fields named here leave the service. The address
@@ -23,7 +23,7 @@ export function paymentLinkDto(row: LinkRow, config: DtoConfig) {
     mobileMoneyAmount: has('MOBILE_MONEY') ? row.mobile_money_amount : null,
     kesPerUsdt: row.kes_per_usdt === null ? null : formatUnits(parseRate(row.kes_per_usdt), 6),
     enabledRails: rails,
-    simulatedOnlyRails: simulatedOnlyRails(config, rails as RailId[], row.environment),
+    simulatedOnlyRails: simulatedOnlyRails(config.rails, rails as RailId[], row.environment),
     tronAddress: has('USDT_TRON') ? row.tron_address : null,
     bscAddress: has('USDT_BSC') ? row.evm_address : null,
     ethAddress: has('USDT_ETH') ? row.evm_address : null,

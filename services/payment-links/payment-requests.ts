@@ -15,7 +15,7 @@ import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/in
 import type { Rate } from '../../activities/rates/rate-service.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
-import { isSimulatedOnly, railEndpoint } from '../../config/rail-endpoints.js';
+import { isSimulatedOnly, railEndpoint } from '../../rails/settings.js';
 import { ensureChainWatchers } from '../chains/watchers.js';
 
 /**
@@ -82,19 +82,21 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
   const policy = await findStorePolicy(deps.pool, auth.storeId, auth.environment);
   const has = (r: RailId) => spec.rails.includes(r);
   // One address per adapter family: every EVM rail of a link shares its EVM address.
-  const hasFamily = (family: RailFacts['family']) => spec.rails.some((r) => railSpecs[r].family === family);
+  const ofFamily = (family: RailFacts['family']) => spec.rails.find((r) => railSpecs[r].family === family);
+  const hasFamily = (family: RailFacts['family']) => ofFamily(family) !== undefined;
   const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
   for (const rail of spec.rails) {
-    if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config, rail, auth.environment).usdtContract) continue;
+    if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config.rails, rail, auth.environment).usdtContract) continue;
     // A test link may offer a rail with no test token: it is simulated only (simulate-payment pays
     // it, no watcher reads it, the checkout says so). Anywhere else, without a token contract (or
     // mint) the watcher cannot recognise the payment: refuse rather than lose it. An invoice has
     // no simulate-payment and its safe shape no room to say "simulated only", so it is refused too.
-    if (spec.kind === 'payment_link' && isSimulatedOnly(deps.config, rail, auth.environment)) continue;
+    if (spec.kind === 'payment_link' && isSimulatedOnly(deps.config.rails, rail, auth.environment)) continue;
     throw new AppError('rail_not_available', `${rail} has no USDT contract configured for ${auth.environment}; the operator must set USDT_CONTRACT_${rail}_${auth.environment.toUpperCase()}.`, spec.kind === 'invoice' ? 'network' : 'enabledRails');
   }
   // Null for a simulated-only Solana rail: its link has no Solana Pay URL (no mint to name).
-  const solanaMint = hasFamily('solana') ? railEndpoint(deps.config, 'USDT_SOL', auth.environment).usdtContract ?? null : null;
+  const solanaRail = ofFamily('solana');
+  const solanaMint = solanaRail && solanaRail !== 'MOBILE_MONEY' ? railEndpoint(deps.config.rails, solanaRail, auth.environment).usdtContract ?? null : null;
 
   const row = await deps.pool.transaction(async (tx) => {
     const keys = await findWalletKeys(tx, auth.storeId, auth.environment);

@@ -8,8 +8,7 @@ import type { WalletKind } from '../../domain/hd/xpub.js';
 import { formatUnits } from '../../domain/money.js';
 import { type UsdtRail } from '../../domain/rails.js';
 import { railDecimals } from '../../rails/registry.js';
-import type { Config } from '../../config/config.js';
-import { railEndpoint } from '../../config/rail-endpoints.js';
+import { railEndpoint, type RailSettings } from '../../rails/settings.js';
 import type { StoreScope } from '../scope.js';
 import { recordHandedOut, type HandedOut } from './derived-addresses.js';
 
@@ -91,9 +90,9 @@ export async function derivedAddressFor(pool: DatabasePool, auth: StoreScope, in
 }
 
 /** USDT balance in the token's smallest unit, then as a decimal string. Throws on any upstream failure. */
-export async function readUsdtBalance(config: Config, auth: StoreScope, network: DerivedNetwork, address: string): Promise<string> {
+export async function readUsdtBalance(rails: RailSettings, auth: StoreScope, network: DerivedNetwork, address: string): Promise<string> {
   const spec = networks[network];
-  const endpoint = railEndpoint(config, spec.rail, auth.environment);
+  const endpoint = railEndpoint(rails, spec.rail, auth.environment);
   if (!endpoint.usdtContract) {
     const env = auth.environment.toUpperCase();
     throw new AppError('upstream_unavailable', `No USDT contract is configured for ${spec.rail} in ${auth.environment}: set USDT_CONTRACT_${spec.rail}_${env}.`);

@@ -18,7 +18,7 @@ import { defaultEnabledEvents, type WebhookEventType } from '../../domain/webhoo
 import { generateWebhookSecret } from '../../domain/webhooks/signing.js';
 import { ensureOutboxSweeper, runManualDelivery, targetOf } from '../../temporal-client/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { EncryptionKeyRequiredError, keyringFor } from '../keyring.js';
+import { secretsKeyring } from '../keyring.js';
 import type { StoreScope } from '../scope.js';
 import { resolveDestination } from './destination.js';
 import { deliveryDto, endpointDto, type DeliveryDto, type EndpointDto } from './dto.js';
@@ -60,7 +60,7 @@ export async function registerWebhookEndpoint(
     throw new AppError('invalid_state', `A store can have at most ${maxEndpointsPerStore} webhook endpoints per environment; delete one first.`);
   }
   // Live needs ENCRYPTION_KEY (403 otherwise), checked before anything is written.
-  const keyring = await secretsKeyring(deps, scope.environment);
+  const keyring = await secretsKeyring(deps.config, scope.environment);
   // The ciphertext is bound to the endpoint id, so the id is chosen before the insert.
   const id = newId('webhookEndpoint');
   const secret = generateWebhookSecret();
@@ -82,7 +82,7 @@ export async function rollWebhookSecret(
   endpointId: string,
 ): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
   const row = await ownedEndpoint(deps, scope, endpointId);
-  const keyring = await secretsKeyring(deps, scope.environment);
+  const keyring = await secretsKeyring(deps.config, scope.environment);
   const ref = { storeId: scope.storeId, environment: scope.environment, endpointId: row.id };
   const secret = generateWebhookSecret();
   const rolled = await rollEndpointSecret(deps.pool, scope, row.id, encryptWebhookSecret(keyring, ref, secret), secretOverlapSeconds, (stored) =>
@@ -143,20 +143,6 @@ export async function ownedEndpoint(deps: Pick<ServiceDeps, 'pool'>, scope: Stor
   const row = isId('webhookEndpoint', id) ? await findEndpoint(deps.pool, scope, id) : null;
   if (!row) throw notFound('webhook endpoint');
   return row;
-}
-
-/**
- * The keyring that encrypts signing secrets, exactly as for M-Pesa credentials: live needs
- * ENCRYPTION_KEY (403 otherwise, before anything is written); test falls back to the
- * development key in DATA_DIR.
- */
-async function secretsKeyring(deps: Pick<ServiceDeps, 'config'>, environment: Environment): Promise<Keyring> {
-  try {
-    return await keyringFor(deps.config, environment);
-  } catch (err) {
-    if (err instanceof EncryptionKeyRequiredError) throw new AppError('live_mode_forbidden', err.message);
-    throw err;
-  }
 }
 
 async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {

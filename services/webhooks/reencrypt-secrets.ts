@@ -1,8 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { credentialKeyId, reencryptCredential, type Keyring } from '../../domain/crypto/credentials.js';
 import { listEndpointRefs, rewriteEndpointSecrets, type StoredSecrets } from '../../db/webhook-repo.js';
-import type { Config } from '../../config/config.js';
-import { keyringFor } from '../keyring.js';
+import { keyringFor, type KeyringSettings } from '../keyring.js';
 import { encryptWebhookSecret, isEncryptedSecret, webhookSecretSlot, type EndpointRef } from './secrets.js';
 
 export interface WebhookSecretsReport {
@@ -22,7 +21,7 @@ type Change = 'plaintext' | 'key' | 'none';
  * endpoint per locked transaction (a concurrent roll waits, then moves the rewritten value). A
  * previous secret whose overlap is over is dropped: nothing signs with it any more.
  */
-export async function reencryptWebhookSecrets(pool: DatabasePool, config: Config): Promise<WebhookSecretsReport> {
+export async function reencryptWebhookSecrets(pool: DatabasePool, config: KeyringSettings): Promise<WebhookSecretsReport> {
   const report: WebhookSecretsReport = { encryptedPlaintext: 0, reencrypted: 0, alreadyCurrent: 0, failed: [] };
   for (const { id, storeId, environment } of await listEndpointRefs(pool)) {
     try {

@@ -6,7 +6,8 @@ import { tronAddressFromBytes } from '../../domain/hd/address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { encodeTriggerRaw } from '../../emulators/trongrid/transaction.js';
 import { loadConfig } from '../../config/config.js';
-import { railEndpoint, railEndpointProblems } from '../../config/rail-endpoints.js';
+import { railEndpointProblems } from '../../config/rail-settings.js';
+import { railEndpoint } from '../../rails/settings.js';
 import { deployTestToken, startAnvil, type Anvil } from '../helpers/anvil.js';
 
 /**
@@ -124,17 +125,17 @@ describe('EVM client (readErc20Balance) on anvil', () => {
 describe('rail endpoints configuration', () => {
   it('uses public testnet defaults for test keys and mainnet for live', () => {
     const config = loadConfig({});
-    expect(railEndpoint(config, 'USDT_BSC', 'test')).toEqual({ rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd' });
-    expect(railEndpoint(config, 'USDT_BSC', 'live')).toEqual({ rpcUrl: 'https://bsc-dataseed.bnbchain.org', usdtContract: '0x55d398326f99059fF775485246999027B3197955' });
-    expect(railEndpoint(config, 'USDT_TRON', 'test')).toEqual({ rpcUrl: 'https://nile.trongrid.io', usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' });
-    expect(railEndpoint(config, 'USDT_TRON', 'live')).toEqual({ rpcUrl: 'https://api.trongrid.io', usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'test')).toEqual({ rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd' });
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'live')).toEqual({ rpcUrl: 'https://bsc-dataseed.bnbchain.org', usdtContract: '0x55d398326f99059fF775485246999027B3197955' });
+    expect(railEndpoint(config.rails, 'USDT_TRON', 'test')).toEqual({ rpcUrl: 'https://nile.trongrid.io', usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' });
+    expect(railEndpoint(config.rails, 'USDT_TRON', 'live')).toEqual({ rpcUrl: 'https://api.trongrid.io', usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
   });
 
   it('takes RPC_URL_<RAIL>_<ENV> and USDT_CONTRACT_<RAIL>_<ENV> overrides', () => {
     const config = loadConfig({ RPC_URL_USDT_BSC_TEST: 'http://127.0.0.1:8545', USDT_CONTRACT_USDT_TRON_LIVE: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' });
-    expect(railEndpoint(config, 'USDT_BSC', 'test').rpcUrl).toBe('http://127.0.0.1:8545');
-    expect(railEndpoint(config, 'USDT_BSC', 'live').rpcUrl).toBe('https://bsc-dataseed.bnbchain.org');
-    expect(railEndpoint(config, 'USDT_TRON', 'live').usdtContract).toBe('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf');
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'test').rpcUrl).toBe('http://127.0.0.1:8545');
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'live').rpcUrl).toBe('https://bsc-dataseed.bnbchain.org');
+    expect(railEndpoint(config.rails, 'USDT_TRON', 'live').usdtContract).toBe('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf');
   });
 
   it('reports misspelt names and malformed values at boot, without echoing URLs', () => {

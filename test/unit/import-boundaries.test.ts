@@ -35,6 +35,7 @@ const rules: Array<{ from: string[]; never: string; why: string }> = [
   { from: ['web'], never: 'db', why: 'pages read through services, never rows' },
   { from: ['domain'], never: 'services', why: 'domain logic is pure' },
   { from: ['domain', 'rails/registry.ts', 'rails/facts.ts'], never: 'config', why: 'pure parts take no configuration' },
+  { from: ['api', 'web', 'services', 'activities', 'workflows', 'rails', 'worker', 'temporal-client', 'db'], never: 'config', why: 'only the composition root (runtime/) reads the configuration; each part declares the settings it needs and is handed them' },
   { from: ['api', 'web', 'services', 'activities', 'workflows', 'rails', 'worker', 'temporal-client', 'domain', 'db', 'config'], never: 'runtime', why: 'runtime/ only starts the system: nothing depends on it' },
   { from: ['config'], never: 'services', why: 'config is a leaf' },
 ];

@@ -3,7 +3,7 @@ import { environments } from '../../../domain/environment.js';
 import { notFound } from '../../../domain/errors.js';
 import { railRecord } from '../../../rails/registry.js';
 import { availableRailsOf } from '../../../services/stores/stores.js';
-import { isSimulatedOnly } from '../../../config/rail-endpoints.js';
+import { isSimulatedOnly } from '../../../rails/settings.js';
 import { defineRoute } from '../../route.js';
 import { railRecordSchema } from './schemas.js';
 
@@ -38,7 +38,7 @@ export const listClientChains = defineRoute({
       environment: auth.environment,
       availableChains: available.map((id) => ({
         ...railRecord(id, deps.config.publicBaseUrl),
-        ...(isSimulatedOnly(deps.config, id, auth.environment) ? { simulatedOnly: true as const } : {}),
+        ...(isSimulatedOnly(deps.config.rails, id, auth.environment) ? { simulatedOnly: true as const } : {}),
       })),
     };
   },

@@ -40,7 +40,7 @@ export const derivedWalletBalanceRoute = defineRoute({
     const index = parseIndex(params.index);
     const address = await derivedAddressFor(deps.pool, auth, index, query.network);
     try {
-      const balance = await readUsdtBalance(deps.config, auth, query.network, address);
+      const balance = await readUsdtBalance(deps.config.rails, auth, query.network, address);
       return { index, address, network: query.network, balance };
     } catch (err) {
       if (err instanceof AppError) throw err;

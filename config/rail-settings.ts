@@ -2,31 +2,38 @@ import bs58 from 'bs58';
 import { isAddress } from 'viem';
 import type { Environment } from '../domain/environment.js';
 import { isTronAddress } from '../domain/hd/address.js';
-import type { RailId, UsdtRail } from '../domain/rails.js';
+import type { UsdtRail } from '../domain/rails.js';
 import type { RailEndpoint } from '../rails/facts.js';
 import { railFacts, usdtRails } from '../rails/registry.js';
-import type { Config } from './config.js';
+import { defaultRailSettings, type RailSettings, type UsdtRailSettings } from '../rails/settings.js';
 
 /**
- * Where each USDT rail is read in each environment: `RPC_URL_<RAIL>_<ENV>` and
- * `USDT_CONTRACT_<RAIL>_<ENV>` (e.g. `RPC_URL_USDT_BSC_TEST`), else the rail's public defaults
- * (rails/<family>/facts.ts). Test keys use testnets, live keys mainnets. The RPC is
- * TronGrid-compatible HTTP for TRON and JSON-RPC for the EVM chains and Solana. Public endpoints
- * are rate-limited: production should set its own (a URL may carry a provider key, so URLs never
- * appear in responses or logs).
+ * The per-rail settings, parsed once at boot: `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`
+ * (e.g. `RPC_URL_USDT_BSC_TEST`) and `CONFIRMATIONS_<RAIL>` over the rails' public defaults. The
+ * RPC is TronGrid-compatible HTTP for TRON and JSON-RPC for the EVM chains and Solana. Public
+ * endpoints are rate-limited: production should set its own.
  */
-export type { RailEndpoint };
-
 const envSuffix: Record<Environment, string> = { test: 'TEST', live: 'LIVE' };
 
-/** The RPC URL and USDT contract of a rail in an environment, overrides first. */
-export function railEndpoint(config: Pick<Config, 'railOverrides'>, rail: UsdtRail, env: Environment): RailEndpoint {
-  const suffix = `${rail}_${envSuffix[env]}`;
-  const fallback = railFacts[rail].endpoints[env];
-  return {
-    rpcUrl: config.railOverrides[`RPC_URL_${suffix}`] ?? fallback.rpcUrl,
-    usdtContract: config.railOverrides[`USDT_CONTRACT_${suffix}`] ?? fallback.usdtContract,
-  };
+/** The settings of every USDT rail from the (already checked) override variables. */
+export function railSettingsFrom(overrides: Readonly<Record<string, string>>): RailSettings {
+  const defaults = defaultRailSettings();
+  const entries = usdtRails.map((rail): [UsdtRail, UsdtRailSettings] => {
+    const endpoint = (env: Environment): RailEndpoint => {
+      const suffix = `${rail}_${envSuffix[env]}`;
+      const fallback = defaults[rail].endpoints[env];
+      return Object.freeze({
+        rpcUrl: overrides[`RPC_URL_${suffix}`] ?? fallback.rpcUrl,
+        usdtContract: overrides[`USDT_CONTRACT_${suffix}`] ?? fallback.usdtContract,
+      });
+    };
+    const depth = overrides[`CONFIRMATIONS_${rail}`];
+    return [rail, Object.freeze({
+      endpoints: Object.freeze({ test: endpoint('test'), live: endpoint('live') }),
+      confirmations: depth === undefined ? undefined : Number(depth),
+    })];
+  });
+  return Object.freeze(Object.fromEntries(entries)) as RailSettings;
 }
 
 const railAlternatives = usdtRails.join('|');
@@ -67,19 +74,4 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
     }
   }
   return problems;
-}
-
-/**
- * A USDT rail of the test environment with no token contract (or mint) known: no well-known test
- * token exists for it (Polygon Amoy, Solana devnet: research/chains.md §2) and the operator set
- * none. Test links may still offer it, but only `simulate-payment` pays it: the watcher could not
- * recognise a transfer, so none is started. In live mode such a rail is refused instead.
- */
-export function isSimulatedOnly(config: Pick<Config, 'railOverrides'>, rail: RailId, env: Environment): boolean {
-  return rail !== 'MOBILE_MONEY' && env === 'test' && !railEndpoint(config, rail, env).usdtContract;
-}
-
-/** The rails of `rails` that are simulated only in `env` (see isSimulatedOnly). */
-export function simulatedOnlyRails(config: Pick<Config, 'railOverrides'>, rails: readonly RailId[], env: Environment): RailId[] {
-  return rails.filter((rail) => isSimulatedOnly(config, rail, env));
 }

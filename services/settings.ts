@@ -1,0 +1,36 @@
+import type { MpesaEndpoints, RailSettings } from '../rails/settings.js';
+import type { KeyringSettings } from './keyring.js';
+
+/**
+ * The settings the services read. The composition root hands them the parsed configuration,
+ * which has these and more; no service imports config/.
+ */
+export interface ServiceSettings extends KeyringSettings {
+  /** First part of every API key (`sk_test_…`). */
+  readonly keyPrefix: string;
+  /** Where this deployment answers: logo URLs, M-Pesa callback URLs. */
+  readonly publicBaseUrl: string;
+  /** Where the hosted checkout pages live (`<checkoutBaseUrl>/p/<id>`). */
+  readonly checkoutBaseUrl: string;
+  readonly temporal: { readonly taskQueuePrefix: string };
+  readonly webhooks: WebhookSettings;
+  /** First STK query for a prompt whose callback has not come. */
+  readonly mpesaQueryAfterSeconds: number;
+  /** A link's workflow continues as new past this many history events. */
+  readonly linkHistoryEventLimit: number;
+  /** false: never start chain watchers (M-Pesa-only or offline deployments). */
+  readonly chainWatchers: boolean;
+  /** Caught-up watchers' poll interval; undefined: each chain's own. */
+  readonly chainPollMs: number | undefined;
+  readonly rails: RailSettings;
+  readonly mpesa: MpesaEndpoints;
+}
+
+export interface WebhookSettings {
+  /** Shrinks every retry timer; tests and demos only (docs/webhooks.md). */
+  readonly retryScale: number;
+  /** `ip[:port]` resolvers for live webhook hosts; empty: the system's. */
+  readonly dnsServers: readonly string[];
+  /** Canonical CIDRs test-mode webhooks may reach besides public addresses (never link-local). */
+  readonly testAllowedNetworks: readonly string[];
+}
