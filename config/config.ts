@@ -20,6 +20,7 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   CHECKOUT_BASE_URL: optionalUrl,
   KEY_PREFIX: z.string().regex(/^[a-z]{1,8}$/, 'lowercase letters, 1 to 8').default('sk'),
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5), // a key's successful check is reused this long per process; a revocation elsewhere holds within it
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().optional(),
@@ -90,6 +91,7 @@ export interface Config {
   readonly publicBaseUrl: string;
   readonly checkoutBaseUrl: string;
   readonly keyPrefix: string;
+  readonly apiKeyCacheSeconds: number;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly temporal: {
@@ -173,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl,
     checkoutBaseUrl: stripSlash(e.CHECKOUT_BASE_URL ?? publicBaseUrl),
     keyPrefix: e.KEY_PREFIX,
+    apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL || undefined,
     temporal: Object.freeze({

@@ -7,8 +7,8 @@ import { newId } from '../domain/ids.js';
 /**
  * API keys: the lookups behind authentication and the rows behind key management. A key
  * authenticates while it is unrevoked and not past the grace period a roll gave it; that is
- * decided here, by the database clock, on every request (no cache), so a revocation or the end
- * of a grace period holds on every API instance at once.
+ * decided here, by the database clock. Authentication keeps what it learnt for a few seconds
+ * (services/keys/key-owners.ts), so a revocation made elsewhere holds everywhere within that time.
  */
 export interface KeyScope {
   storeId: string;
@@ -119,7 +119,7 @@ export async function markRevoked(db: CommonQueryMethods, id: string): Promise<K
 
 /** What authentication learns about a presented key. */
 export type KeyCheck =
-  | { status: 'active'; owner: KeyOwner; lastUseDue: boolean }
+  | { status: 'active'; owner: KeyOwner; lastUseDue: boolean; expiresAt: string | null }
   | { status: 'revoked'; revokedAt: string }
   | { status: 'expired'; expiresAt: string; replacedBy: string | null };
 
@@ -148,7 +148,7 @@ function toCheck(row: z.infer<typeof checkRow>): KeyCheck {
   if (row.revoked_at) return { status: 'revoked', revokedAt: row.revoked_at };
   if (!row.active) return { status: 'expired', expiresAt: row.expires_at!, replacedBy: row.replaced_by };
   const owner = { storeId: row.store_id, storeName: row.store_name, keyId: row.key_id, environment: row.environment };
-  return { status: 'active', owner, lastUseDue: row.last_use_due };
+  return { status: 'active', owner, lastUseDue: row.last_use_due, expiresAt: row.expires_at };
 }
 
 /**

@@ -135,6 +135,30 @@ export const linkPaymentSchema = z.object({
 });
 export type LinkPaymentRow = z.infer<typeof linkPaymentSchema>;
 
+/**
+ * A store's payment link with its payments, in one statement (the GET of a link): the payments
+ * come as a JSON array built by PostgreSQL, parsed with the same row schema.
+ */
+export async function findLinkWithPayments(
+  db: CommonQueryMethods, storeId: string, env: Environment, id: string,
+): Promise<{ row: LinkRow; payments: LinkPaymentRow[] } | null> {
+  const found = await db.maybeOne(sql.type(linkRowSchema.extend({ payments: z.array(z.unknown()) }))`
+    SELECT ${columns}, COALESCE((
+      SELECT json_agg(json_build_object(
+        'payment_key', p.payment_key, 'rail', p.rail, 'external_id', p.external_id, 'payer', p.payer,
+        'amount_minor', p.amount_minor::text, 'decimals', p.decimals, 'state', p.state, 'disposition', p.disposition,
+        'failure_reason', p.failure_reason, 'created_at', p.created_at) ORDER BY p.created_at, p.payment_key)
+      FROM link_payments p WHERE p.link_id = payment_links.id), '[]') AS payments
+    FROM payment_links WHERE id = ${id} AND store_id = ${storeId} AND environment = ${env} AND kind = 'payment_link'`);
+  if (!found) return null;
+  const { payments, ...row } = found;
+  const parsed = payments.map((p) => {
+    const r = linkPaymentSchema.parse(p);
+    return { ...r, created_at: new Date(r.created_at).toISOString() };
+  });
+  return { row: row as LinkRow, payments: parsed };
+}
+
 export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {
   return [...(await db.any(sql.type(linkPaymentSchema)`
     SELECT payment_key, rail, external_id, payer, amount_minor::text, decimals, state, disposition, failure_reason, created_at

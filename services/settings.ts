@@ -8,6 +8,8 @@ import type { KeyringSettings } from './keyring.js';
 export interface ServiceSettings extends KeyringSettings {
   /** First part of every API key (`sk_test_…`). */
   readonly keyPrefix: string;
+  /** How long a process reuses a key's successful check (0: never); a revocation elsewhere holds within it. */
+  readonly apiKeyCacheSeconds: number;
   /** Where this deployment answers: logo URLs, M-Pesa callback URLs. */
   readonly publicBaseUrl: string;
   /** Where the hosted checkout pages live (`<checkoutBaseUrl>/p/<id>`). */

@@ -5,6 +5,7 @@ import {
 import { defaultRollGraceHours, generateKey, maxActiveKeysPerKind, type KeyKind } from '../../domain/api-keys.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
+import { forgetKeys } from './key-owners.js';
 import { apiKeyDto, type ApiKeyDto } from './dto.js';
 
 /**
@@ -64,13 +65,15 @@ export async function rollApiKey(deps: KeyServiceDeps, scope: KeyScope, id: stri
     const previous = await markRolled(tx, old.id, created.id, graceHours * 3600);
     return { created, previous, key };
   });
+  forgetKeys(deps.pool);
   const prefix = deps.config.keyPrefix;
   return { ...apiKeyDto(result.created, prefix), key: result.key, previousKey: apiKeyDto(result.previous, prefix) };
 }
 
 /**
- * Revokes a key now: every request with it is refused from the next one on, on every instance,
- * and the dashboard sessions it opened end. Revoking the key that makes the request locks that
+ * Revokes a key now: every request with it is refused from the next one on by this process, and
+ * within API_KEY_CACHE_SECONDS (5 s by default) by every other, and the dashboard sessions it
+ * opened end. Revoking the key that makes the request locks that
  * caller out, so it takes `confirmSelfRevoke: true`.
  */
 export async function revokeApiKey(
@@ -92,6 +95,7 @@ export async function revokeApiKey(
     }
     return markRevoked(tx, key.id);
   });
+  forgetKeys(deps.pool);
   return apiKeyDto(row, deps.config.keyPrefix);
 }
 

@@ -1,22 +1,85 @@
+import { createHash } from 'node:crypto';
 import { checkPublishableKey, checkSecretKey, recordKeyUse, type KeyCheck, type KeyOwner } from '../../db/api-key-repo.js';
 import { AppError } from '../../domain/errors.js';
 import type { ServiceDeps } from '../deps.js';
 
 export type { KeyOwner };
 
+/** Writing last_used_at at most this often per key and process (the repository also guards it). */
+const lastUseResolutionMs = 60_000;
+/** Keys remembered per process at most; the oldest are forgotten first. */
+const cacheCapacity = 10_000;
+
+interface Remembered {
+  owner: KeyOwner;
+  /** Until when the answer may be reused: the cache lifetime, or the end of a rolled key's grace. */
+  until: number;
+  useRecordedAt: number;
+}
+
+/**
+ * Keys that authenticated, per pool (one per API process and database), by a digest of the
+ * presented key: the key itself is never kept. Only successes are remembered, so a refusal is
+ * always read fresh, and a key revoked or rolled here is forgotten at once (forgetKeys).
+ */
+const remembered = new WeakMap<object, Map<string, Remembered>>();
+
+function cacheOf(pool: object): Map<string, Remembered> {
+  let cache = remembered.get(pool);
+  if (!cache) remembered.set(pool, (cache = new Map()));
+  return cache;
+}
+
+/**
+ * Forgets every key this process remembered for the pool's database: called when a key is
+ * revoked or rolled here, so this process refuses it from the next request. Other processes
+ * refuse it once their memory of it ends (API_KEY_CACHE_SECONDS, 5 s by default).
+ */
+export function forgetKeys(pool: object): void {
+  remembered.get(pool)?.clear();
+}
+
 /**
  * The owner of a key that still authenticates, or the 401 that says why not: unknown, revoked,
  * or rolled and past its grace period. Telling these apart helps only whoever holds the key.
- * The dashboard's sign-in goes through here too (with its own `param`).
+ * A key that authenticated is remembered for `apiKeyCacheSeconds`, so the hot paths do not read
+ * it on every request. The dashboard's sign-in goes through here too (with its own `param`), and
+ * `fresh`: opening a session always reads the key's current state.
  */
-export async function ownerOfKey(deps: Pick<ServiceDeps, 'pool' | 'logger'>, kind: 'secret' | 'publishable', key: string, param?: string): Promise<KeyOwner> {
+export async function ownerOfKey(
+  deps: Pick<ServiceDeps, 'pool' | 'logger'> & { config: { readonly apiKeyCacheSeconds: number } },
+  kind: 'secret' | 'publishable',
+  key: string,
+  param?: string,
+  opts: { fresh?: boolean } = {},
+): Promise<KeyOwner> {
+  const cache = cacheOf(deps.pool);
+  const digest = createHash('sha256').update(kind).update('\0').update(key).digest('base64url');
+  const now = Date.now();
+  const hit = opts.fresh ? undefined : cache.get(digest);
+  if (hit && hit.until > now) {
+    if (now - hit.useRecordedAt >= lastUseResolutionMs) {
+      hit.useRecordedAt = now;
+      await recordUse(deps, hit.owner.keyId);
+    }
+    return hit.owner;
+  }
+  if (hit) cache.delete(digest);
   const check = kind === 'secret' ? await checkSecretKey(deps.pool, key) : await checkPublishableKey(deps.pool, key);
   if (check?.status !== 'active') throw refusal(kind, check, param);
-  if (check.lastUseDue) {
-    // Bookkeeping only: a failed write must not fail an authenticated request.
-    await recordKeyUse(deps.pool, check.owner.keyId).catch((err) => deps.logger?.warn({ err, keyId: check.owner.keyId }, 'could not record the use of an API key'));
+  if (check.lastUseDue) await recordUse(deps, check.owner.keyId);
+  const lifetimeMs = deps.config.apiKeyCacheSeconds * 1000;
+  if (lifetimeMs > 0) {
+    const graceEnds = check.expiresAt ? Date.parse(check.expiresAt) : Infinity;
+    if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!);
+    cache.set(digest, { owner: check.owner, until: Math.min(now + lifetimeMs, graceEnds), useRecordedAt: now });
   }
   return check.owner;
+}
+
+/** Bookkeeping only: a failed write must not fail an authenticated request. */
+function recordUse(deps: Pick<ServiceDeps, 'pool' | 'logger'>, keyId: string): Promise<void> {
+  return recordKeyUse(deps.pool, keyId).catch((err) => deps.logger?.warn({ err, keyId }, 'could not record the use of an API key'));
 }
 
 function refusal(kind: 'secret' | 'publishable', check: Exclude<KeyCheck, { status: 'active' }> | null, param?: string): AppError {

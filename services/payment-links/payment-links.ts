@@ -1,4 +1,4 @@
-import { findLink, listLinkPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
+import { findLink, findLinkWithPayments, listLinkPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
@@ -82,9 +82,9 @@ export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, inp
 }
 
 export async function getPaymentLink(deps: ServiceDeps, auth: StoreScope, id: string) {
-  const row = await findLink(deps.pool, auth.storeId, auth.environment, id);
-  if (!row) throw notFound('payment link');
-  return paymentLinkDetailDto(row, await listLinkPayments(deps.pool, id), deps.config);
+  const found = await findLinkWithPayments(deps.pool, auth.storeId, auth.environment, id);
+  if (!found) throw notFound('payment link');
+  return paymentLinkDetailDto(found.row, found.payments, deps.config);
 }
 
 /** One page of the store's links, newest first. */

@@ -26,7 +26,7 @@ async function ownerOfSecretKey(deps: ApiDeps, key: string): Promise<KeyOwner> {
     throw new AppError('wrong_key_kind', 'The dashboard needs a secret key; a publishable key (pk_…) was pasted.', 'secretKey');
   }
   if (!shape) throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${prefix}_test_ or ${prefix}_live_.`, 'secretKey');
-  return ownerOfKey(deps, 'secret', key, 'secretKey');
+  return ownerOfKey(deps, 'secret', key, 'secretKey', { fresh: true });
 }
 
 type SignedOutReason = 'signedOut' | 'keyRevoked' | null;
