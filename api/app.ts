@@ -7,7 +7,8 @@ import { authenticate } from './plugins/auth.js';
 import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { withIdempotency } from './plugins/idempotency.js';
-import { checkRateLimit } from './plugins/rate-limit.js';
+import { limitOf, registerRateLimits } from './plugins/rate-limit.js';
+import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
@@ -46,7 +47,9 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   });
   registerErrorHandling(app);
   registerBodyDepthGuard(app);
-  registerStatic(app);
+  await registerRateLimits(app, deps.rateLimitStore);
+  await registerStatic(app);
+  await registerOpenApi(app, deps.config.publicBaseUrl);
   for (const route of allRoutes) registerRoute(app, deps, route);
   return app;
 }
@@ -84,10 +87,11 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
   app.route({
     method: route.method,
     url: route.url,
+    schema: routeSchema(route),
+    ...documentOnly,
+    // Counted before the body is read: a client over its limit costs no parsing.
+    onRequest: limitOf(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
     handler: async (request: FastifyRequest, reply) => {
-      const limit = route.rateLimitPerMinute ?? defaultRateLimitPerMinute;
-      const rl = await checkRateLimit(deps.rateLimitStore, route.operationId, request.ip, limit, Date.now());
-      reply.headers(rl.headers);
       const auth = await authenticate(deps, request, route.auth);
       // Validated before the Idempotency-Key is claimed: a request refused here ran nothing and binds no key.
       const params = route.params ? parseParams(route, request.params) : request.params;

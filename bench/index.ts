@@ -14,6 +14,10 @@ if (want('http')) {
   const { benchHttp } = await import('./http.js');
   console.log('http', JSON.stringify(await benchHttp()));
 }
+if (want('reads')) {
+  const { benchReads } = await import('./reads.js');
+  console.log('reads', JSON.stringify(await benchReads()));
+}
 if (want('api')) {
   const { benchApi } = await import('./api.js');
   console.log('api', JSON.stringify(await benchApi()));

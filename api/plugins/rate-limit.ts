@@ -1,72 +1,87 @@
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { AppError } from '../../domain/errors.js';
 
-/** Fixed 60-second windows per client IP (DESIGN.md). The window start is the epoch minute. */
+/**
+ * Per-IP limits per minute (DESIGN.md), counted by @fastify/rate-limit: in this process's memory,
+ * or in Redis (one atomic script per request) so every API process shares one budget. A window
+ * starts at a client's first request and lasts 60 s.
+ */
 export const windowSeconds = 60;
 
+/** Where the counts live; the composition root makes one per process and closes it at shutdown. */
 export interface RateLimitStore {
-  /** Adds one hit and returns the count in the current window. */
-  hit(key: string, windowStart: number): Promise<number>;
+  /** The Redis shared by every API process; without it the counts stay in this process. */
+  readonly redis?: Redis;
   close(): Promise<void>;
 }
 
 export function memoryRateLimitStore(): RateLimitStore {
-  let currentWindow = 0;
-  let counts = new Map<string, number>();
-  return {
-    async hit(key, windowStart) {
-      if (windowStart !== currentWindow) {
-        currentWindow = windowStart;
-        counts = new Map();
-      }
-      const n = (counts.get(key) ?? 0) + 1;
-      counts.set(key, n);
-      return n;
-    },
-    async close() {},
-  };
+  return { async close() {} };
 }
 
-/** Shared across API replicas: one INCR per request, the key expires with its window. */
 export function redisRateLimitStore(url: string): RateLimitStore {
   const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
   return {
-    async hit(key, windowStart) {
-      const k = `malipo:rl:${windowStart}:${key}`;
-      const [[, n]] = (await redis.multi().incr(k).expire(k, windowSeconds * 2).exec()) as [[unknown, number]];
-      return n;
-    },
+    redis,
     async close() {
       redis.disconnect();
     },
   };
 }
 
-export interface RateLimitResult {
-  headers: Record<string, string>;
+/** Clients remembered per limit in memory (least recently seen forgotten first). */
+const memoryClientsPerLimit = 10_000;
+
+export async function registerRateLimits(app: FastifyInstance, store: RateLimitStore): Promise<void> {
+  await app.register(rateLimit, {
+    // No limit of its own: each route and page asks for its limit through `limitOf`.
+    global: false,
+    timeWindow: windowSeconds * 1000,
+    redis: store.redis,
+    nameSpace: 'malipo:rl:',
+    cache: memoryClientsPerLimit,
+  });
 }
 
-/** Counts the request and throws a 429 with `Retry-After` once the window's limit is passed. */
-export async function checkRateLimit(
-  store: RateLimitStore,
-  scope: string,
-  ip: string,
-  limit: number,
-  nowMs: number,
-): Promise<RateLimitResult> {
-  const windowStart = Math.floor(nowMs / 1000 / windowSeconds) * windowSeconds;
-  const count = await store.hit(`${scope}:${ip}`, windowStart);
-  const reset = Math.max(1, windowStart + windowSeconds - Math.floor(nowMs / 1000));
-  const headers = {
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(Math.max(0, limit - count)),
-    'RateLimit-Reset': String(reset),
-  };
-  if (count > limit) {
-    throw new AppError('rate_limited', `Too many requests: at most ${limit} per minute. Retry in ${reset} s.`, undefined, {
-      ...headers,
-      'Retry-After': String(reset),
-    });
+/**
+ * Counts one request against a named limit and throws a 429 `rate_limited` with `Retry-After`
+ * once the window's limit is passed; `RateLimit-*` headers go on every answer. The same name and
+ * limit share one count wherever it is checked (the dashboard's M-Pesa form and the API route).
+ */
+export type Limit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/** Per app: the plugin's `createRateLimit` is one function, inherited by every scope of the app. */
+const limits = new WeakMap<object, Map<string, Limit>>();
+
+export function limitOf(app: FastifyInstance, name: string, perMinute: number): Limit {
+  const create = app.createRateLimit;
+  let byName = limits.get(create);
+  if (!byName) limits.set(create, (byName = new Map()));
+  const key = `${name}:${perMinute}`;
+  let limit = byName.get(key);
+  if (!limit) {
+    // The plugin runs its own hook once per request, so a page under two limits (all pages, then
+    // sign-in) counts through `createRateLimit` and writes the answer here.
+    const count = create({ max: perMinute, keyGenerator: (request) => `${name}:${normalizeIP(request.ip)}` });
+    limit = async (request, reply) => {
+      const r = await count(request);
+      if (r.isAllowed) return;
+      const headers = {
+        'RateLimit-Limit': String(r.max),
+        'RateLimit-Remaining': String(r.remaining),
+        'RateLimit-Reset': String(Math.max(1, r.ttlInSeconds)),
+      };
+      reply.headers(headers);
+      if (!r.isExceeded) return;
+      const retry = headers['RateLimit-Reset'];
+      throw new AppError('rate_limited', `Too many requests: at most ${r.max} per minute. Retry in ${retry} s.`, undefined, {
+        ...headers,
+        'Retry-After': retry,
+      });
+    };
+    byName.set(key, limit);
   }
-  return { headers };
+  return limit;
 }

@@ -153,15 +153,23 @@ function collectForms(page: string): void {
 // ---------------------------------------------------------------------------------------------
 // What each route takes
 
+interface DocumentedSchema {
+  $ref?: string;
+  properties?: Record<string, unknown>;
+}
 const openapi = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')) as {
-  paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }>>;
+  paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; requestBody?: { content?: Record<string, { schema?: DocumentedSchema }> } }>>;
+  components?: { schemas?: Record<string, DocumentedSchema> };
 };
+/** A body schema as documented: inline, or a `#/components/schemas/…` reference. */
+const resolved = (schema: DocumentedSchema | undefined): DocumentedSchema | undefined =>
+  schema?.$ref ? openapi.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')] : schema;
 const toPattern = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
 function documented(route: AppRoute) {
   const entry = Object.entries(openapi.paths).find(([p]) => toPattern(p) === route.url)?.[1]?.[route.method.toLowerCase()];
   return {
-    fields: Object.keys(entry?.requestBody?.content?.['application/json']?.schema?.properties ?? {}),
+    fields: Object.keys(resolved(entry?.requestBody?.content?.['application/json']?.schema)?.properties ?? {}),
     query: (entry?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
   };
 }

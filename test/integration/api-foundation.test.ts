@@ -90,12 +90,37 @@ describe('errors and request ids', () => {
     expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-z]{24}$/);
   });
 
-  it('serves a human-readable API reference drawn from the same document', async () => {
+  it('serves the API reference page, drawn in the browser from the same document (test/e2e/api-reference.test.ts)', async () => {
     const res = await stack.request({ method: 'GET', url: '/docs' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toContain('text/html');
-    for (const path of ['/v1/payment-links', '/v1/invoices/{id}', '/v1/chains/client/{clientId}']) expect(res.text).toContain(`<code>${path}</code>`);
-    expect(res.text).toContain('secret key (x-api-key)');
+    expect(res.text).toContain('data-spec-url="/v1/openapi.json"');
+    expect(res.text).toMatch(/<script src="\/docs\/redoc\/[\d.]+\/redoc\.standalone\.js"><\/script>/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.headers['content-security-policy']).not.toMatch(/https?:/);
+  });
+
+  it('serves the pages\' assets with ETags, fingerprinted ones as immutable for a year', async () => {
+    const page = (await stack.request({ method: 'GET', url: '/docs' })).text;
+    const css = /href="(\/assets\/[0-9a-f]{12}\/docs\/docs\.css)"/.exec(page)![1]!;
+    const res = await stack.request({ method: 'GET', url: css });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/css');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    const again = await stack.request({ method: 'GET', url: css, headers: { 'if-none-match': String(res.headers.etag) } });
+    expect(again.status).toBe(304);
+    // The plain path keeps working (rail logos, bookmarks), cached for a day.
+    const plain = await stack.request({ method: 'GET', url: '/static/docs/docs.css' });
+    expect(plain.status).toBe(200);
+    expect(plain.headers['cache-control']).toBe('public, max-age=86400');
+    expect(plain.text).toBe(res.text);
+    // Another hash still gets the file, but uncacheable; no path outside web/static resolves.
+    const stale = await stack.request({ method: 'GET', url: css.replace(/[0-9a-f]{12}/, '000000000000') });
+    expect(stale.status).toBe(200);
+    expect(stale.headers['cache-control']).toBe('public, max-age=0');
+    for (const url of ['/assets/000000000000/../../package.json', '/static/../package.json', '/static/%2e%2e/package.json', '/assets/x/nope.css']) {
+      expect((await stack.request({ method: 'GET', url })).status).toBe(404);
+    }
   });
 
   it('serves an OpenAPI 3.1 document listing every route', async () => {

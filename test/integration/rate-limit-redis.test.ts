@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomToken } from '../../domain/ids.js';
-import { checkRateLimit, redisRateLimitStore, type RateLimitStore } from '../../api/plugins/rate-limit.js';
+import Fastify from 'fastify';
+import { registerErrorHandling } from '../../api/plugins/errors.js';
+import { limitOf, redisRateLimitStore, registerRateLimits, type RateLimitStore } from '../../api/plugins/rate-limit.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { RateService } from '../../activities/rates/rate-service.js';
 import { httpCall } from '../helpers/http.js';
@@ -49,13 +51,28 @@ describe('rate limits through Redis', () => {
     expect(statuses[120]).toBe(429);
   });
 
-  it('counts a window atomically across clients', async () => {
-    const store = redisRateLimitStore(redisUrl);
-    stores.push(store);
+  it('counts a window atomically across processes', async () => {
     const scope = `test-${randomToken(8)}`;
-    const now = Date.now();
-    const results = await Promise.allSettled(Array.from({ length: 15 }, () => checkRateLimit(store, scope, '10.0.0.1', 10, now)));
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
-    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(5);
+    const limited = async () => {
+      const store = redisRateLimitStore(redisUrl);
+      stores.push(store);
+      const app = Fastify();
+      registerErrorHandling(app);
+      await registerRateLimits(app, store);
+      app.get('/x', { onRequest: limitOf(app, scope, 10) }, async () => ({ ok: true }));
+      apps.push(app);
+      return app;
+    };
+    const [a, b] = [await limited(), await limited()];
+    const results = await Promise.all(Array.from({ length: 15 }, (_, i) => (i % 2 ? a : b).inject({ method: 'GET', url: '/x' })));
+    expect(results.filter((r) => r.statusCode === 200)).toHaveLength(10);
+    const refused = results.filter((r) => r.statusCode !== 200);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) {
+      expect(r.statusCode).toBe(429);
+      expect(r.json().error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' });
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      expect(r.headers['ratelimit-remaining']).toBe('0');
+    }
   });
 });

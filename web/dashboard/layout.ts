@@ -1,3 +1,4 @@
+import { assetUrl } from '../../api/plugins/static.js';
 import type { FormErrors } from './forms.js';
 import { html, type SafeHtml } from './html.js';
 import type { DashboardSession } from './session.js';
@@ -19,8 +20,8 @@ function document(title: string, body: SafeHtml): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Malipo</title>
-<link rel="stylesheet" href="/static/dashboard/dashboard.css">
-<script src="/static/dashboard/dashboard.js" defer></script>
+<link rel="stylesheet" href="${assetUrl('dashboard/dashboard.css')}">
+<script src="${assetUrl('dashboard/dashboard.js')}" defer></script>
 </head>
 <body>
 ${body}

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { checkRateLimit } from '../../api/plugins/rate-limit.js';
+import { limitOf } from '../../api/plugins/rate-limit.js';
 import { endDashboardSession, startDashboardSession, type KeyOwner } from '../../services/dashboard/sessions.js';
 import { ownerOfKey } from '../../services/keys/key-owners.js';
 import { parseKeyShape } from '../../domain/api-keys.js';
@@ -61,9 +61,10 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
     return sendPage(reply, 200, loginPage(noErrors, signedOut));
   });
 
+  const signInLimit = limitOf(app, 'dashboardLogin', loginAttemptsPerMinute);
   app.post('/login', async (request, reply) => {
     try {
-      reply.headers((await checkRateLimit(deps.rateLimitStore, 'dashboardLogin', request.ip, loginAttemptsPerMinute, Date.now())).headers);
+      await signInLimit(request, reply);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       reply.headers(err.headers ?? {});

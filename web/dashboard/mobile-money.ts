@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { connectMobileMoney } from '../../services/mobile-money/connect.js';
 import type { ApiDeps } from '../../api/deps.js';
-import { checkRateLimit } from '../../api/plugins/rate-limit.js';
+import { limitOf } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
 import { findMobileMoneyConnection } from '../../services/mobile-money/connection.js';
 import { darajaEnvironmentFor } from '../../domain/mpesa/merchant.js';
@@ -89,7 +89,7 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
       const result = await attempt(async () => {
         // Each attempt calls the operator twice: the API's limit for this operation applies here too.
         const { operationId, rateLimitPerMinute } = connectMobileMoneyRoute;
-        await checkRateLimit(deps.rateLimitStore, operationId, request.ip, rateLimitPerMinute!, Date.now());
+        await limitOf(app, operationId, rateLimitPerMinute!)(request, reply);
         const body = parseApiBody(connectMobileMoneyRoute.body!, connectBody(form));
         return connectMobileMoney(deps, session.auth, body);
       }, connectFields);

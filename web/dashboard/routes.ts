@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { checkRateLimit } from '../../api/plugins/rate-limit.js';
+import { limitOf } from '../../api/plugins/rate-limit.js';
 import { AppError } from '../../domain/errors.js';
 import { sendPage } from './handlers.js';
 import { html } from './html.js';
@@ -35,10 +35,10 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 32 * 1024 }, (_req, body, done) => {
         done(null, new URLSearchParams(body as string));
       });
+      const pageLimit = limitOf(scope, 'dashboard', pageRequestsPerMinute);
       scope.addHook('onRequest', async (request, reply) => {
         reply.headers(securityHeaders);
-        const rl = await checkRateLimit(deps.rateLimitStore, 'dashboard', request.ip, pageRequestsPerMinute, Date.now());
-        reply.headers(rl.headers);
+        await pageLimit(request, reply);
       });
       scope.setErrorHandler((err: FastifyError | AppError, request, reply) => {
         if (err instanceof AppError && err.headers) reply.headers(err.headers);

@@ -1,7 +1,4 @@
 import { defineRoute } from '../../route.js';
-import { buildOpenApi } from '../../openapi.js';
-
-let cached: unknown;
 
 export const openapi = defineRoute({
   method: 'GET',
@@ -11,8 +8,6 @@ export const openapi = defineRoute({
   tags: ['System'],
   auth: 'none',
   responses: { 200: { description: 'OpenAPI 3.1 document' } },
-  handler: async ({ deps }) => {
-    cached ??= buildOpenApi(deps.config.publicBaseUrl);
-    return cached;
-  },
+  // @fastify/swagger builds the document once, from the schemas the routes were registered with (api/openapi.ts).
+  handler: async ({ request }) => request.server.swagger(),
 });
