@@ -1,0 +1,34 @@
+import { spawn } from 'node:child_process';
+
+/** What one load run sends: paths rotated, fixed headers, and optional per-path headers. */
+export interface LoadSpec {
+  base: string;
+  paths: string[];
+  headers?: Record<string, string>;
+  perPath?: Array<Record<string, string>>;
+  connections: number;
+  seconds: number;
+  clientOffset?: number;
+}
+
+export interface Load {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Runs the load from a child process (bench/load-child.ts) and returns its numbers. */
+export function loadFromChild(spec: LoadSpec): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Load) : reject(new Error(`load child exited ${code}`))));
+  });
+}
+
+/** The median run by throughput. */
+export const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.reqPerSec - b.reqPerSec)[xs.length >> 1]!;
