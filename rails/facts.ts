@@ -34,6 +34,12 @@ export interface RailFacts {
   endpoints?: Readonly<Record<Environment, RailEndpoint>>;
   /** USDT rails: how often a caught-up watcher looks for new blocks, by the chain's block time. */
   pollMs?: number;
+  /**
+   * EVM rails: the EIP-155 chain id of the public network each environment pays on (testnet for
+   * test keys, mainnet for live), named in the checkout's wallet URIs. An overridden RPC URL changes
+   * where Malipo reads, not which network the customer's wallet must use (docs/checkout.md).
+   */
+  chainIds?: Readonly<Record<Environment, number>>;
 }
 
 /** The facts of a USDT rail, whose chain fields are always set. */

@@ -1,12 +1,44 @@
-import { findCheckoutLink } from '../../db/payment-link-repo.js';
+import { loadCursor } from '../../db/chain-repo.js';
+import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
+import { findCheckoutLink, listLinkPayments, type LinkRow } from '../../db/payment-link-repo.js';
+import { isRailId } from '../../domain/rails.js';
 import type { ServiceDeps } from '../deps.js';
-import { checkoutDto } from './dto.js';
+import { checkoutDto, type CheckoutProgress } from './dto.js';
+import { confirmationsAt, mobileMoneyAttempt, seenDeposit } from './progress.js';
 import type { CheckoutView } from './view.js';
 
+type CheckoutDeps = Pick<ServiceDeps, 'pool' | 'config'>;
+
 /** What the hosted checkout shows for a link (public: anyone with the link's id), or null. */
-export async function findCheckout(deps: Pick<ServiceDeps, 'pool' | 'config'>, linkId: string): Promise<CheckoutView | null> {
+export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<CheckoutView | null> {
   const found = await findCheckoutLink(deps.pool, linkId);
-  return found ? checkoutDto(found.row, found.storeName, deps.config) : null;
+  if (!found) return null;
+  return checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row));
+}
+
+/**
+ * The payments in flight of an open link: the latest M-Pesa prompt, and the newest deposit still
+ * short of its depth with how deep it is. A closed link needs neither (one statement per poll).
+ */
+async function progressOf(deps: CheckoutDeps, row: LinkRow): Promise<CheckoutProgress> {
+  if (row.status !== 'PENDING' && row.status !== 'PROCESSING') return { deposit: null, mobileMoney: null };
+  const payments = await listLinkPayments(deps.pool, row.id);
+  const seen = seenDeposit(payments);
+  let deposit: CheckoutProgress['deposit'] = null;
+  if (seen && isRailId(seen.rail) && seen.rail !== 'MOBILE_MONEY') {
+    const [evidence, cursor] = await Promise.all([
+      seen.logIndex === null ? null : findLinkDeposit(deps.pool, row.id, seen.rail, seen.txHash, seen.logIndex),
+      loadCursor(deps.pool, seen.rail, row.environment),
+    ]);
+    deposit = {
+      rail: seen.rail,
+      amount: seen.amount,
+      txHash: seen.txHash,
+      confirmations: confirmationsAt(evidence?.block_number ?? null, cursor?.number ?? null),
+      requiredConfirmations: deps.config.rails[seen.rail].confirmations ?? null,
+    };
+  }
+  return { deposit, mobileMoney: mobileMoneyAttempt(payments) };
 }
 
 /** Whether a payment link with this id exists (the checkout's public actions check it first). */

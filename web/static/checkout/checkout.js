@@ -1,170 +1,201 @@
-// The hosted checkout. One render function draws the page from the checkout state; the state
-// comes inline with the page and then from GET /v1/checkout/:id every 4 seconds (the spec's
-// recommended interval). No framework, no build step: the page must load fast on a phone.
+// The hosted checkout's script. The server renders every state (the page works without this
+// file); the script only makes it live: it polls GET /v1/checkout/:id (ETag, so an unchanged
+// poll is a bodiless 304) and, when the link changed, swaps in the server's new panel. It also
+// ticks the countdown, copies, sends the M-Pesa prompt without a reload, and announces state
+// changes to screen readers. No framework, no build step: it must load fast on a cheap phone.
 (function () {
   'use strict';
-  var root = document.getElementById('checkout');
-  var state = JSON.parse(document.getElementById('checkout-state').textContent);
-  var selected = null;
+  var main = document.getElementById('checkout');
+  var config = JSON.parse(document.getElementById('checkout-config').textContent);
+  var announcer = document.getElementById('announce');
+  var msg = config.messages;
+  var supported = ['en', 'sw'];
+  var locales = { en: 'en-KE', sw: 'sw-KE' };
+  var state = config.state;
+  var rail = config.rail;
   var etag = null;
-  var promptSent = false;
-  var pollMs = 4000;
+  var lastBody = null;
+  var baseMs = 4000;
+  var delayMs = baseMs;
+  var timer = null;
 
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === 'text') node.textContent = attrs[k];
-      else if (k.slice(0, 2) === 'on') node.addEventListener(k.slice(2), attrs[k]);
-      else node.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) { if (c) node.appendChild(c); });
-    return node;
-  }
-
-  function kes(amount) {
-    return 'KES ' + Number(amount).toLocaleString('en-KE');
-  }
-
-  function amountFor(rail) {
-    return rail.network === 'MOBILE_MONEY' ? kes(state.mobileMoneyAmount) : state.usdtAmount + ' USDT';
-  }
-
-  // A link paid by M-Pesa was paid in shillings, whichever rail the customer had picked before.
-  function headlineAmount() {
-    if (state.status === 'CONFIRMED' && state.confirmedRail === 'MOBILE_MONEY') return kes(state.mobileMoneyAmount);
-    return selected ? amountFor(selected) : state.usdtAmount + ' USDT';
-  }
-
-  function header() {
-    return el('div', {}, [
-      state.environment === 'test' ? el('span', { class: 'badge', text: 'Test mode: no real money moves' }) : null,
-      el('h1', { text: 'Pay ' + state.storeName }),
-      state.description ? el('div', { class: 'muted', text: state.description }) : null,
-      el('div', { class: 'amount', 'data-testid': 'amount', text: headlineAmount() }),
-      el('div', { class: 'muted', text: 'Expires ' + new Date(state.expiresAt).toLocaleString() }),
-    ]);
-  }
-
-  function railButton(rail) {
-    return el('button', {
-      class: 'rail', type: 'button', 'aria-pressed': String(selected === rail), 'data-rail': rail.network,
-      onclick: function () { selected = rail; render(); },
-    }, [
-      el('img', { src: rail.chainLogoUrl, alt: '' }),
-      el('span', {}, [document.createTextNode(rail.displayName), el('small', { text: rail.tokenStandard || 'M-Pesa prompt' })]),
-    ]);
-  }
-
-  function copyButton(text) {
-    return el('button', {
-      class: 'copy', type: 'button', text: 'Copy',
-      onclick: function (e) {
-        if (navigator.clipboard) navigator.clipboard.writeText(text);
-        e.target.textContent = 'Copied';
-      },
-    });
-  }
-
-  function simulatedOnlyPanel(rail) {
-    return el('div', { class: 'pay' }, [
-      el('div', { class: 'notice', 'data-testid': 'simulated-only', text: 'Test mode: ' + rail.displayName + ' has no test token configured, so it is simulated only. The merchant pays this link with simulate-payment; nothing sent on this network is detected.' }),
-    ]);
-  }
-
-  function cryptoPanel(rail) {
-    if (rail.simulatedOnly) return simulatedOnlyPanel(rail);
-    var isSol = rail.network === 'USDT_SOL';
-    return el('div', { class: 'pay' }, [
-      el('div', { class: 'muted', text: 'Send exactly ' + state.usdtAmount + ' USDT (' + rail.tokenStandard + ') to this address. Other tokens or networks are not detected.' }),
-      rail.qrUrl ? el('img', { class: 'qr', src: rail.qrUrl, alt: 'QR code of the payment address' }) : null,
-      el('div', { class: 'address' }, [el('code', { 'data-testid': 'address', text: rail.address }), copyButton(rail.address)]),
-      isSol ? el('a', { class: 'primary', href: rail.payUri, text: 'Open in a Solana wallet' }) : null,
-      isSol ? el('div', { class: 'muted', text: 'Pay with a Solana Pay wallet (Phantom, Solflare) so the payment is recognised.' }) : null,
-      el('div', { class: 'muted', text: 'Network fee about $' + rail.estimatedFeeUsd + '. Confirmed in about ' + Math.round(rail.estimatedConfirmationSeconds) + ' s.' }),
-    ]);
-  }
-
-  function mobilePanel() {
-    var error = el('div', { class: 'error', role: 'alert' });
-    var input = el('input', { type: 'tel', id: 'phone', name: 'phone', inputmode: 'numeric', placeholder: '2547XXXXXXXX', autocomplete: 'tel' });
-    var button = el('button', { class: 'primary', type: 'submit', text: promptSent ? 'Prompt sent: check your phone' : 'Send M-Pesa prompt' });
-    if (promptSent) button.disabled = true;
-    var form = el('form', {
-      onsubmit: function (e) {
-        e.preventDefault();
-        var phone = input.value.replace(/[\s+]/g, '').replace(/^0/, '254');
-        if (!/^254\d{9}$/.test(phone)) { error.textContent = 'Enter your M-Pesa number as 2547XXXXXXXX (12 digits).'; return; }
-        button.disabled = true;
-        error.textContent = '';
-        fetch('/v1/checkout/' + state.id + '/pay/mobile-money', {
-          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber: phone }),
-        }).then(function (res) {
-          return res.json().then(function (body) {
-            if (res.ok) { promptSent = true; render(); poll(); return; }
-            button.disabled = false;
-            error.textContent = (body && body.error && body.error.message) || 'The prompt could not be sent. Try again.';
-          });
-        }).catch(function () { button.disabled = false; error.textContent = 'Network problem. Try again.'; });
-      },
-    }, [
-      el('label', { for: 'phone', text: 'M-Pesa phone number' }),
-      input, button, error,
-      el('div', { class: 'muted', text: 'Paybill ' + (state.mobileMoneyShortcode || '') + '. Enter your M-Pesa PIN on your phone when asked.' }),
-    ]);
-    return el('div', { class: 'pay' }, [form]);
-  }
-
-  function finalState() {
-    var paid = state.status === 'CONFIRMED';
-    var text = paid ? 'Payment received' : state.status === 'EXPIRED' ? 'This payment link has expired' : 'This payment link was cancelled';
-    return el('div', { class: 'state ' + (paid ? 'ok' : ''), 'data-testid': 'final-state' }, [
-      el('div', { class: 'big', text: text }),
-      paid && state.confirmedRail === 'MOBILE_MONEY' ? el('div', { 'data-testid': 'paid-amount', text: 'Paid ' + kes(state.mobileMoneyAmount) + ' by M-Pesa' }) : null,
-      paid && state.mobileMoneyReceipt ? el('div', { 'data-testid': 'receipt', text: 'M-Pesa receipt ' + state.mobileMoneyReceipt }) : null,
-      paid ? el('div', { class: 'muted', text: 'Thank you. ' + state.storeName + ' has been notified.' }) : el('div', { class: 'muted', text: 'Ask the merchant for a new link.' }),
-      state.redirectUrl ? el('a', { class: 'primary', href: state.redirectUrl, text: 'Back to ' + state.storeName }) : null,
-    ]);
-  }
-
-  function render() {
-    if (selected) selected = state.rails.filter(function (r) { return r.network === selected.network; })[0] || null;
-    var body;
-    if (state.status === 'CONFIRMED' || state.status === 'EXPIRED' || state.status === 'CANCELLED') body = finalState();
-    else {
-      var processing = state.status === 'PROCESSING'
-        ? el('div', { class: 'state', 'data-testid': 'processing' }, [el('div', { class: 'big', text: 'Payment in progress…' }), el('div', { class: 'muted', text: 'Keep this page open; it updates by itself.' })])
-        : null;
-      var received = state.amountReceived !== '0' ? el('div', { class: 'notice', text: 'Received ' + state.amountReceived + ' USDT so far.' }) : null;
-      body = el('div', {}, [
-        processing, received,
-        el('div', { class: 'rails', role: 'group', 'aria-label': 'Payment method' }, state.rails.map(railButton)),
-        selected ? (selected.network === 'MOBILE_MONEY' ? mobilePanel() : cryptoPanel(selected)) : el('div', { class: 'muted', text: 'Choose how you want to pay.' }),
-      ]);
+  // The browser's languages decide when the customer has not chosen (no switch, no cookie).
+  if (!config.chosen && navigator.languages) {
+    var wanted = null;
+    for (var i = 0; i < navigator.languages.length && !wanted; i++) {
+      var base = String(navigator.languages[i]).toLowerCase().split('-')[0];
+      if (supported.indexOf(base) >= 0) wanted = base;
     }
-    root.replaceChildren(header(), body);
+    if (wanted && wanted !== config.lang) {
+      location.replace('?lang=' + wanted + (rail ? '&rail=' + rail : ''));
+      return;
+    }
   }
 
+  function announce(text) {
+    announcer.textContent = '';
+    setTimeout(function () { announcer.textContent = text; }, 50);
+  }
+
+  function pad(n) { return n < 10 ? '0' + n : String(n); }
+
+  function tick() {
+    var nodes = main.querySelectorAll('[data-countdown]');
+    for (var i = 0; i < nodes.length; i++) {
+      var left = Math.max(0, Math.floor((Number(nodes[i].getAttribute('data-countdown')) - Date.now()) / 1000));
+      var h = Math.floor(left / 3600), m = Math.floor((left % 3600) / 60), s = left % 60;
+      nodes[i].textContent = nodes[i].getAttribute('data-label').replace('{time}', h > 0 ? h + ':' + pad(m) + ':' + pad(s) : m + ':' + pad(s));
+      if (left === 0 && state !== 'expired') pollSoon(0);
+    }
+  }
+
+  // Dates arrive in Kenyan time; shown again in the phone's own time zone.
+  function localTimes() {
+    var nodes = main.querySelectorAll('time[datetime]');
+    try {
+      var fmt = new Intl.DateTimeFormat(locales[config.lang], { dateStyle: 'medium', timeStyle: 'short' });
+      for (var i = 0; i < nodes.length; i++) nodes[i].textContent = fmt.format(new Date(nodes[i].getAttribute('datetime')));
+    } catch (e) { /* an old browser keeps the server's text */ }
+  }
+
+  function enhance() {
+    if (navigator.clipboard) {
+      var buttons = main.querySelectorAll('button[data-copy]');
+      for (var i = 0; i < buttons.length; i++) buttons[i].hidden = false;
+    }
+    localTimes();
+    tick();
+  }
+
+  function query() {
+    return '?' + (rail ? 'rail=' + rail + '&' : '') + 'lang=' + config.lang;
+  }
+
+  function keepLanguageLinks() {
+    var links = document.querySelectorAll('nav.lang a[hreflang]');
+    for (var i = 0; i < links.length; i++) links[i].href = '?lang=' + links[i].getAttribute('hreflang') + (rail ? '&rail=' + rail : '');
+  }
+
+  // Fetches the server's panel for the current rail and swaps it in, keeping what the customer typed and where they were.
+  function refresh(focusTitle) {
+    return fetch('/p/' + config.id + '/panel' + query(), { headers: { accept: 'text/html' } })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (html) {
+        if (html === null) return;
+        var active = document.activeElement;
+        var wasInside = !!active && main.contains(active);
+        var activeId = wasInside ? active.id || active.getAttribute('data-rail') : null;
+        var phone = document.getElementById('phone');
+        var typed = phone ? phone.value : '';
+        main.innerHTML = html;
+        var section = main.querySelector('[data-state]');
+        var next = section ? section.getAttribute('data-state') : 'waiting';
+        main.setAttribute('data-state', next);
+        var newPhone = document.getElementById('phone');
+        if (newPhone && typed && !newPhone.value) newPhone.value = typed;
+        enhance();
+        var title = document.getElementById('state-title');
+        if (next !== state) {
+          state = next;
+          if (title) announce(title.textContent);
+        }
+        // Focus stays where it was; if that part is gone, it moves to the new state's title.
+        var again = activeId && (document.getElementById(activeId) || main.querySelector('[data-rail="' + activeId + '"]'));
+        if (again && !focusTitle) again.focus();
+        else if ((focusTitle || wasInside) && title) title.focus();
+      });
+  }
+
+  function pollSoon(ms) {
+    clearTimeout(timer);
+    if (state === 'confirmed' || state === 'cancelled') return;
+    timer = setTimeout(poll, ms);
+  }
+
+  // Every 4 s while the tab is seen; hidden or failing, the wait doubles up to a minute.
+  // An expired link is still watched for a late payment, every 30 s.
   function poll() {
-    clearTimeout(poll.timer);
-    if (state.status === 'CONFIRMED' || state.status === 'EXPIRED' || state.status === 'CANCELLED') return;
-    poll.timer = setTimeout(function () {
-      fetch('/v1/checkout/' + state.id, { headers: etag ? { 'if-none-match': etag } : {} })
-        .then(function (res) {
-          if (res.status === 200) {
-            etag = res.headers.get('etag');
-            return res.json().then(function (next) {
-              if (next.status === 'PENDING' && state.status === 'PROCESSING') promptSent = false;
-              state = next;
-              render();
-            });
-          }
-        })
-        .catch(function () {})
-        .then(poll);
-    }, pollMs);
+    fetch('/v1/checkout/' + config.id, { headers: etag ? { 'if-none-match': etag } : {} })
+      .then(function (res) {
+        if (res.status === 304) return false;
+        if (!res.ok) throw new Error(String(res.status));
+        etag = res.headers.get('etag');
+        return res.text().then(function (body) {
+          var changed = body !== lastBody;
+          lastBody = body;
+          return changed;
+        });
+      })
+      .then(function (changed) {
+        delayMs = document.hidden ? Math.min(delayMs * 2, 60000) : state === 'expired' ? 30000 : baseMs;
+        return changed ? refresh(false) : null;
+      }, function () {
+        delayMs = Math.min(delayMs * 2, 60000);
+      })
+      .then(function () { pollSoon(delayMs); });
   }
 
-  if (state.rails.length === 1) selected = state.rails[0];
-  render();
-  poll();
+  document.addEventListener('visibilitychange', function () {
+    if (!document.hidden) {
+      delayMs = baseMs;
+      pollSoon(0);
+    }
+  });
+
+  main.addEventListener('click', function (e) {
+    var target = e.target.closest ? e.target.closest('a[data-rail], button[data-copy]') : null;
+    if (!target) return;
+    if (target.hasAttribute('data-copy')) {
+      navigator.clipboard.writeText(target.getAttribute('data-copy')).then(function () {
+        target.textContent = msg.copied;
+        announce(msg.copied);
+      });
+      return;
+    }
+    e.preventDefault();
+    rail = target.getAttribute('data-rail');
+    history.replaceState(null, '', query());
+    keepLanguageLinks();
+    refresh(false).then(function () {
+      var link = main.querySelector('[data-rail="' + rail + '"]');
+      if (link) link.focus();
+    });
+  });
+
+  main.addEventListener('submit', function (e) {
+    var form = e.target;
+    if (!form.hasAttribute('data-mpesa')) return;
+    e.preventDefault();
+    var input = document.getElementById('phone');
+    var error = document.getElementById('phone-error');
+    var button = form.querySelector('button[type=submit]');
+    var digits = input.value.replace(/[\s\-().]/g, '').replace(/^\+/, '');
+    var phone = /^0\d{9}$/.test(digits) ? '254' + digits.slice(1) : digits;
+    function fail(text) {
+      error.textContent = text;
+      input.setAttribute('aria-invalid', 'true');
+      button.disabled = false;
+      button.textContent = msg.sendPrompt;
+      input.focus();
+    }
+    if (!/^254\d{9}$/.test(phone)) return fail(msg.err_phone);
+    error.textContent = '';
+    input.removeAttribute('aria-invalid');
+    button.disabled = true;
+    button.textContent = msg.sending;
+    announce(msg.sending);
+    fetch('/v1/checkout/' + config.id + '/pay/mobile-money', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber: phone }),
+    }).then(function (res) {
+      return res.json().then(function (body) {
+        if (res.ok) return refresh(true).then(function () { pollSoon(baseMs); });
+        var err = (body && body.error) || {};
+        fail(err.code === 'invalid_field' ? msg.err_phone : msg['code_' + err.code] || msg.err_generic);
+      });
+    }).catch(function () { fail(msg.err_network); });
+  });
+
+  enhance();
+  setInterval(tick, 1000);
+  pollSoon(baseMs);
 })();

@@ -1,0 +1,75 @@
+import type { CheckoutRail, CheckoutView } from '../../services/checkout/view.js';
+import { esc } from './html.js';
+import { formatDuration, formatUsdtAmount, t, type Lang } from './i18n.js';
+
+/** The coin a careless wallet would send instead of USDT on each network. */
+const nativeCoin: Record<string, string> = { USDT_BSC: 'BNB', USDT_ETH: 'ETH', USDT_POLYGON: 'POL', USDT_TRON: 'TRX', USDT_SOL: 'SOL' };
+
+/** What an M-Pesa form shows again after a refused no-JS post: the number typed and why. */
+export interface FormEcho {
+  phone: string;
+  error: string;
+}
+
+/** The rail choices: links, so they work without JavaScript (`?rail=`); the script keeps them in place. */
+export function renderRailChoices(v: CheckoutView, lang: Lang, selected: CheckoutRail | null): string {
+  const items = v.rails.map((r) => {
+    const current = selected?.network === r.network;
+    const href = `?rail=${r.network}${langParam(lang)}`;
+    return `<li><a class="rail" href="${esc(href)}" data-rail="${r.network}"${current ? ' aria-current="true"' : ''}>
+<img src="${esc(r.chainLogoUrl)}" alt="" width="24" height="24"><span>${esc(r.displayName)}<small>${esc(r.tokenStandard ?? t(lang, 'mpesaPrompt'))}</small></span></a></li>`;
+  });
+  return `<nav aria-label="${esc(t(lang, 'methodGroup'))}"><ul class="rails">${items.join('')}</ul></nav>`;
+}
+
+const langParam = (lang: Lang) => (lang === 'en' ? '' : `&lang=${lang}`);
+
+export function renderRailPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail | null, echo?: FormEcho): string {
+  if (!rail) return `<p class="muted">${esc(t(lang, 'chooseMethod'))}</p>`;
+  if (rail.network === 'MOBILE_MONEY') return mpesaPanel(v, lang, echo);
+  if (rail.simulatedOnly) {
+    return `<section class="pay"><p class="notice" data-testid="simulated-only">${esc(t(lang, 'simulatedOnly', { network: rail.displayName }))}</p></section>`;
+  }
+  return usdtPanel(v, lang, rail);
+}
+
+function usdtPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail): string {
+  const amount = formatUsdtAmount(lang, v.amountDue);
+  const network = rail.displayName;
+  const hint = rail.network === 'USDT_TRON' ? t(lang, 'tronHint') : rail.network === 'USDT_SOL' ? t(lang, 'solHint') : t(lang, 'evmHint', { network });
+  const copy = (value: string, label: string) =>
+    `<button class="copy" type="button" data-copy="${esc(value)}" hidden>${esc(label)}</button>`;
+  return `<section class="pay" aria-labelledby="pay-title" data-testid="pay-${rail.network}">
+<h2 id="pay-title" class="pay-title">${esc(t(lang, 'sendExactly', { amount, network, standard: rail.tokenStandard ?? '' }))}</h2>
+<p class="warn">${esc(t(lang, 'onlyThisNetwork', { network, native: nativeCoin[rail.network] ?? '' }))}</p>
+${rail.qrUrl && rail.payUri ? `<img class="qr" src="${esc(rail.qrUrl)}" alt="${esc(t(lang, 'qrAlt', { uri: rail.payUri }))}" width="220" height="220" data-testid="qr">` : ''}
+<dl class="facts">
+<div><dt>${esc(t(lang, 'networkLabel'))}</dt><dd>${esc(network)} (${esc(rail.tokenStandard ?? '')})</dd></div>
+<div><dt>${esc(t(lang, 'amountLabel'))}</dt><dd><code data-testid="pay-amount">${esc(v.amountDue)}</code> USDT ${copy(v.amountDue, t(lang, 'copyAmount'))}</dd></div>
+<div><dt>${esc(t(lang, 'addressLabel'))}</dt><dd><code data-testid="address">${esc(rail.address ?? '')}</code> ${copy(rail.address ?? '', t(lang, 'copyAddress'))}</dd></div>
+</dl>
+${rail.walletUri ? `<a class="primary" href="${esc(rail.walletUri)}" data-testid="open-wallet">${esc(t(lang, 'openWallet'))}</a>` : ''}
+<p class="muted">${esc(hint)}</p>
+<p class="muted">${esc(t(lang, 'feeAndTime', { fee: rail.estimatedFeeUsd ?? '', time: formatDuration(lang, rail.estimatedConfirmationSeconds) }))}</p>
+</section>`;
+}
+
+/**
+ * The M-Pesa form posts without JavaScript (POST /p/:id/pay/mobile-money, then back to the page);
+ * with it, the script sends the same number to the JSON route. A prompt already open hides it.
+ */
+function mpesaPanel(v: CheckoutView, lang: Lang, echo?: FormEcho): string {
+  if (v.mobileMoney?.state === 'waiting') return '';
+  const error = echo?.error ?? '';
+  return `<section class="pay" aria-label="M-Pesa">
+<form method="post" action="/p/${esc(v.id)}/pay/mobile-money" data-mpesa novalidate>
+<input type="hidden" name="lang" value="${lang}">
+<label for="phone">${esc(t(lang, 'phoneLabel'))}</label>
+<input type="tel" id="phone" name="phoneNumber" inputmode="tel" autocomplete="tel" placeholder="07XX XXX XXX" aria-describedby="phone-hint phone-error"${error ? ' aria-invalid="true"' : ''} value="${esc(echo?.phone ?? '')}">
+<p id="phone-hint" class="muted">${esc(t(lang, 'phoneHint'))}</p>
+<p id="phone-error" class="error" role="alert">${esc(error)}</p>
+<button class="primary" type="submit">${esc(t(lang, 'sendPrompt'))}</button>
+<p class="muted">${esc(t(lang, 'paybill', { shortcode: v.mobileMoneyShortcode ?? '' }))}</p>
+</form>
+</section>`;
+}
