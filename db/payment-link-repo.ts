@@ -33,13 +33,15 @@ export const linkRowSchema = z.object({
   amount_received_minor: z.string(),
   simulated: z.boolean(),
   kind: z.enum(['payment_link', 'invoice']),
+  /** Whether the workflow that owns the row was started (migration 0021): false until it is. */
+  workflow_started: z.boolean(),
 });
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
   enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
-  amount_received_minor, simulated, kind`;
+  amount_received_minor, simulated, kind, workflow_started`;
 
 export interface NewLink {
   id: string;
@@ -86,6 +88,19 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
       VALUES (${family}, ${l.environment}, ${address}, ${l.kind}, ${l.id}, ${l.storeId}, ${l.watchUntil})`);
   }
   return row;
+}
+
+/** Records that the row's workflow runs (or ran): the starter leaves it alone from now on. */
+export async function markWorkflowStarted(db: CommonQueryMethods, id: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE payment_links SET workflow_started = true WHERE id = ${id} AND NOT workflow_started`);
+}
+
+/** Links and invoices whose workflow was not started, created over `olderThanSeconds` ago, oldest first. */
+export async function unstartedRequests(db: CommonQueryMethods, olderThanSeconds: number, limit: number): Promise<readonly LinkRow[]> {
+  return db.any(sql.type(linkRowSchema)`
+    SELECT ${columns} FROM payment_links
+    WHERE NOT workflow_started AND created_at < now() - ${olderThanSeconds} * interval '1 second'
+    ORDER BY created_at LIMIT ${limit}`);
 }
 
 export async function deleteLink(db: CommonQueryMethods, id: string): Promise<void> {

@@ -4,6 +4,7 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } fro
 import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
+import { runRequestStarter } from './request-starter.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
@@ -71,13 +72,17 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
     ),
   );
   let running: Promise<void> | undefined;
+  let starter: { stop(): Promise<void> } | undefined;
   return {
     workers,
     run() {
+      // The payments queue's workers also start the workflows of links made while Temporal was away.
+      if (!running && queues.includes('payments')) starter = runRequestStarter({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
+      await starter?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running;
     },

@@ -5,6 +5,9 @@ import { maxPromptsPerPhone, phonePromptWindowMinutes } from '../../domain/mpesa
 import { checkPhoneNumber } from '../../domain/phone.js';
 import { promptMobileMoney, updateFailureToAppError } from '../../temporal-client/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { findLinkById } from '../../db/payment-link-repo.js';
+import { ensureRequestStarted } from '../payment-links/payment-requests.js';
+import { WorkflowNotFoundError } from '@temporalio/common';
 
 /**
  * Sends the M-Pesa prompt for a link through its workflow (the update validates the state and
@@ -21,9 +24,17 @@ export async function sendMobileMoneyPrompt(
   if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
   await refuseIfPhoneOverLimit(deps, phone.phone);
   try {
-    const result = await promptMobileMoney(deps.temporal, linkId, phone.phone);
+    const result = await promptMobileMoney(deps.temporal, linkId, phone.phone).catch(async (err) => {
+      // A link made while Temporal could not be reached may not have its workflow yet: start it, then prompt.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const row = await findLinkById(deps.pool, linkId);
+      if (!row || row.workflow_started) throw err;
+      await ensureRequestStarted(deps, row);
+      return promptMobileMoney(deps.temporal, linkId, phone.phone);
+    });
     return { ok: true, checkoutRequestId: result.checkoutRequestId };
   } catch (err) {
+    if (err instanceof AppError) throw err;
     const mapped = updateFailureToAppError('prompt', err);
     if (mapped) {
       if (mapped.status >= 500) log.warn({ err, linkId }, 'M-Pesa prompt failed');

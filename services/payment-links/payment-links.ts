@@ -9,7 +9,7 @@ import { paymentLinkDetailDto, paymentLinkDto } from './dto.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { freshIds, type RequestIds } from '../request-ids.js';
-import { assertRailsAvailable, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
+import { assertRailsAvailable, ensureRequestStarted, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
 
 export interface CreateLinkInput {
   usdtAmount?: string;
@@ -122,7 +122,7 @@ export async function executeLinkUpdate<Ret>(
   update: LinkUpdate,
   run: (client: Client) => Promise<Ret>,
 ): Promise<Ret> {
-  await requireLink(deps, auth, linkId);
+  await ensureRequestStarted(deps, await requireLink(deps, auth, linkId));
   try {
     return await run(deps.temporal);
   } catch (err) {

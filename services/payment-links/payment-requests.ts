@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
 import { findShortcode } from '../../db/mobile-money-repo.js';
-import { deleteLink, findLinkById, insertLink, type LinkRow } from '../../db/payment-link-repo.js';
+import { findLinkById, insertLink, markWorkflowStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
 import { findStoreConnections, findStorePolicy, findWalletKeys, type StorePolicy } from '../../db/store-repo.js';
 import { AppError } from '../../domain/errors.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
@@ -62,21 +62,9 @@ export interface PaymentRequestSpec {
 }
 
 /**
- * A request whose row a crashed attempt of the same Idempotency-Key already wrote (`id` came
- * from `ids.idFor`): its workflow is started if it was not (a no-op if it was), and the row is
- * what the first attempt would have answered with. Null when there is no such row.
- */
-export async function resumePaymentRequest(deps: ServiceDeps, auth: StoreScope, id: string): Promise<LinkRow | null> {
-  const row = await findLinkById(deps.pool, id);
-  if (!row || row.store_id !== auth.storeId || row.environment !== auth.environment) return null;
-  await startRequestWorkflow(deps, auth, row);
-  return row;
-}
-
-/**
- * Takes addresses from the link branch, writes the read model and starts the workflow. If the
- * workflow cannot be started the row is removed again, so no request exists without the
- * workflow that owns it.
+ * Takes addresses from the link branch, writes the read model and starts the workflow. The row is
+ * the request: when Temporal cannot be reached the request still exists, marked as not started,
+ * and the workers start its workflow as soon as Temporal answers (startPendingRequests).
  */
 export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec): Promise<LinkRow> {
   const policy = await findStorePolicy(deps.pool, auth.storeId, auth.environment);
@@ -131,16 +119,65 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
       watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
     });
   });
-  await startRequestWorkflow(deps, auth, row, policy);
+  const started = await startRequestWorkflow(deps, row, policy);
+  return started ? { ...row, workflow_started: true } : row;
+}
+
+/**
+ * A request whose row a crashed attempt of the same Idempotency-Key already wrote (`id` came
+ * from `ids.idFor`): its workflow is started if it was not (a no-op if it was), and the row is
+ * what the first attempt would have answered with. Null when there is no such row.
+ */
+export async function resumePaymentRequest(deps: ServiceDeps, auth: StoreScope, id: string): Promise<LinkRow | null> {
+  const row = await findLinkById(deps.pool, id);
+  if (!row || row.store_id !== auth.storeId || row.environment !== auth.environment) return null;
+  if (!row.workflow_started) await startRequestWorkflow(deps, row);
   return row;
 }
 
 /**
- * Starts the workflow that owns a request, with its input taken from the row: the first attempt
- * and a retry after a crash start the same workflow, and a workflow that already exists under
- * the id (an attempt that died after starting it) counts as started.
+ * Before a message to a request's workflow (a prompt, a cancel, a simulated payment): starts the
+ * workflow if the request was made while Temporal could not be reached and the workers have not
+ * started it yet. A 503 while Temporal still cannot be reached.
  */
-async function startRequestWorkflow(deps: ServiceDeps, auth: StoreScope, row: LinkRow, knownPolicy?: StorePolicy): Promise<void> {
+export async function ensureRequestStarted(deps: StarterDeps, row: LinkRow): Promise<void> {
+  if (row.workflow_started) return;
+  if (!(await startRequestWorkflow(deps, row))) {
+    throw new AppError('upstream_unavailable', 'The payment engine cannot be reached right now; the payment link is safe. Retry shortly.', undefined, { 'Retry-After': '5' });
+  }
+}
+
+/** Requests this old without a workflow are the workers' to start (the creating request tries first). */
+export const startAfterSeconds = 3;
+
+/**
+ * The workers' half of creation while Temporal was away: starts the workflows of requests that
+ * have none, oldest first, a batch at a time. Safe to run in every worker at once: a workflow id
+ * starts once (REJECT_DUPLICATE), and an already started one counts as started.
+ */
+export async function startPendingRequests(deps: StarterDeps, batch = 100): Promise<{ started: number; failed: number }> {
+  let started = 0;
+  let failed = 0;
+  for (const row of await unstartedRequests(deps.pool, startAfterSeconds, batch)) {
+    if (await startRequestWorkflow(deps, row)) started++;
+    else failed++;
+  }
+  return { started, failed };
+}
+
+export type StarterDeps = Pick<ServiceDeps, 'pool' | 'temporal' | 'config'> & { logger?: Pick<NonNullable<ServiceDeps['logger']>, 'warn' | 'info'> };
+
+/** How long a start may take before the request answers without it (a start that lands later is found started). */
+const startDeadlineMs = 2_000;
+
+/**
+ * Starts the workflow that owns a request, with its input taken from the row, and records that it
+ * runs: the first attempt, a retry after a crash and the workers' starter start the same workflow,
+ * and a workflow that already exists under the id counts as started. False when Temporal could
+ * not start it; the row stays marked as not started, and nothing is lost.
+ */
+async function startRequestWorkflow(deps: StarterDeps, row: LinkRow, knownPolicy?: StorePolicy): Promise<boolean> {
+  const auth = { storeId: row.store_id, environment: row.environment };
   const policy = knownPolicy ?? (await findStorePolicy(deps.pool, auth.storeId, auth.environment));
   const rails = row.enabled_rails as RailId[];
   const workflowInput: PaymentLinkInput = {
@@ -159,12 +196,16 @@ async function startRequestWorkflow(deps: ServiceDeps, auth: StoreScope, row: Li
     historyEventLimit: deps.config.linkHistoryEventLimit,
   };
   try {
-    await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
-    // Already started (an attempt that died after starting it) counts as started.
-    await startPaymentRequest(targetOf(deps), { kind: row.kind, merchantRef: row.merchant_ref }, workflowInput);
+    // A Temporal that cannot be reached must not hold the request up: the workers start it later.
+    await deps.temporal.withDeadline(Date.now() + startDeadlineMs, async () => {
+      await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
+      // Already started (an attempt that died after starting it) counts as started.
+      await startPaymentRequest(targetOf(deps), { kind: row.kind, merchantRef: row.merchant_ref }, workflowInput);
+    });
   } catch (err) {
-    await deleteLink(deps.pool, row.id).catch(() => undefined);
-    deps.logger?.error({ err, id: row.id }, 'could not start the payment workflow');
-    throw new AppError('upstream_unavailable', 'The payment engine is unavailable; nothing was created. Retry with the same Idempotency-Key.');
+    deps.logger?.warn({ err, id: row.id }, 'could not start the payment workflow yet; the workers start it once Temporal answers');
+    return false;
   }
+  await markWorkflowStarted(deps.pool, row.id);
+  return true;
 }

@@ -35,8 +35,9 @@ export interface Stack {
  */
 let runtimeInstalled = false;
 
-export async function startStack(env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<Stack> {
-  const temporalAddress = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
+export async function startStack(env: Record<string, string> = {}, opts: { logger?: Logger; temporalAddress?: string } = {}): Promise<Stack> {
+  // `temporalAddress`: reach the run's Temporal another way (through a TcpSwitch, to cut it off).
+  const temporalAddress = opts.temporalAddress ?? process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
   if (!temporalAddress) throw new Error('the jest global setup did not start Temporal');
   if (!runtimeInstalled) {
     runtimeInstalled = true;

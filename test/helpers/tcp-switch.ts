@@ -1,0 +1,47 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP pass-through in front of a service (the Temporal frontend) that can be switched off and on:
+ * off, every open connection is cut and new ones are reset at once, as when the service's host
+ * is unreachable; on, it passes everything through again.
+ */
+export class TcpSwitch {
+  private on = true;
+  private readonly sockets = new Set<Socket>();
+  private constructor(private readonly server: Server, readonly address: string) {}
+
+  static async start(target: string): Promise<TcpSwitch> {
+    const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+    let self: TcpSwitch | undefined;
+    const server = createServer((client) => {
+      if (!self!.on) return void client.destroy();
+      const upstream = createConnection({ host, port });
+      for (const s of [client, upstream]) {
+        self!.sockets.add(s);
+        s.on('error', () => undefined).on('close', () => {
+          self!.sockets.delete(s);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    self = new TcpSwitch(server, `127.0.0.1:${(server.address() as { port: number }).port}`);
+    return self;
+  }
+
+  off(): void {
+    this.on = false;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  onAgain(): void {
+    this.on = true;
+  }
+
+  async close(): Promise<void> {
+    this.off();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
