@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { maxIndex } from '../domain/hd/derive.js';
 
@@ -31,27 +31,33 @@ export function ledgerForm(family: LinkAddressFamily, address: string): string {
 const lookAhead = [1, 16, 128, 1024] as const;
 
 /**
- * Takes the key's next free link address for `ownerId`, inside the caller's transaction. The
- * counter row stays locked until that transaction ends, so concurrent creations with one key take
- * turns and no two of them get the same index; a key's two families are separate rows, taken in
- * the caller's fixed order (TRON, then EVM).
+ * Takes the key's next free link address for `ownerId`, with no lock held across round trips:
+ * every statement commits on its own (the pool, never a transaction). Reserving an index is one
+ * atomic UPDATE, so concurrent creations with one key get different indexes without waiting on
+ * each other; the address is derived after it, with nothing locked; recording it in the ledger is
+ * one INSERT that refuses an address handed out before, which is then stepped over.
+ *
+ * The branch stays without gaps: indexes reserved past the one taken (after stepping over a run of
+ * taken addresses) are given back when no creation reserved after them meanwhile. What can leave a
+ * gap is a creation that dies between reserving and writing its link (its address is recorded,
+ * never reused), or that give-back losing a race: single unused addresses, far below a wallet's
+ * gap limit of 20 unless creations fail in a row.
  */
 export async function allocateLinkAddress(
-  tx: CommonQueryMethods,
+  db: DatabasePool,
   q: { family: LinkAddressFamily; publicKey: string; ownerId: string; derive: (index: number) => string },
 ): Promise<LinkAddress> {
   for (let round = 0; ; round++) {
     const count = lookAhead[Math.min(round, lookAhead.length - 1)]!;
-    const first = await reserveIndexes(tx, q.family, q.publicKey, count);
+    const first = await reserveIndexes(db, q.family, q.publicKey, count);
     const candidates: Candidate[] = indexesFrom(first, count).map((index) => {
       const address = q.derive(index);
       return { index, address, ledger: ledgerForm(q.family, address) };
     });
-    const taken = count === 1 ? new Set<string>() : await takenAmong(tx, q.family, candidates.map((c) => c.ledger));
+    const taken = count === 1 ? new Set<string>() : await takenAmong(db, q.family, candidates.map((c) => c.ledger));
     for (const candidate of candidates) {
-      if (taken.has(candidate.ledger) || !(await record(tx, q, candidate))) continue;
-      // Indexes reserved past the one taken go back, so the branch has no gap (the row is still ours).
-      if (candidate.index < first + count - 1) await resetCounter(tx, q.family, q.publicKey, candidate.index + 1);
+      if (taken.has(candidate.ledger) || !(await record(db, q, candidate))) continue;
+      if (candidate.index < first + count - 1) await giveBack(db, q.family, q.publicKey, first + count, candidate.index + 1);
       return { index: candidate.index, address: candidate.address };
     }
   }
@@ -91,6 +97,8 @@ async function record(
   return inserted !== null;
 }
 
-async function resetCounter(tx: CommonQueryMethods, family: LinkAddressFamily, publicKey: string, nextIndex: number): Promise<void> {
-  await tx.query(sql.unsafe`UPDATE link_address_counters SET next_index = ${nextIndex} WHERE family = ${family} AND public_key = ${publicKey}`);
+/** Moves the counter back from `reservedTo` to `nextIndex`, only if it still stands where this reservation left it. */
+async function giveBack(db: CommonQueryMethods, family: LinkAddressFamily, publicKey: string, reservedTo: number, nextIndex: number): Promise<void> {
+  await db.query(sql.unsafe`UPDATE link_address_counters SET next_index = ${nextIndex}
+    WHERE family = ${family} AND public_key = ${publicKey} AND next_index = ${reservedTo}`);
 }

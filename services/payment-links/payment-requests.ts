@@ -1,4 +1,4 @@
-import type { CommonQueryMethods } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
 import { findShortcode } from '../../db/mobile-money-repo.js';
 import { findLinkById, insertLink, markWorkflowStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
@@ -43,8 +43,8 @@ export async function assertRailsAvailable(deps: ServiceDeps, auth: StoreScope, 
  * The key's next link-branch address that no link or invoice was ever given (the sequence is the
  * key's, shared by every store and environment holding it: db/link-address-repo.ts).
  */
-function linkAddress(tx: CommonQueryMethods, family: LinkAddressFamily, xpub: string, ownerId: string) {
-  return allocateLinkAddress(tx, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index) });
+function linkAddress(db: DatabasePool, family: LinkAddressFamily, xpub: string, ownerId: string) {
+  return allocateLinkAddress(db, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index) });
 }
 
 export interface PaymentRequestSpec {
@@ -86,14 +86,15 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
   const solanaRail = ofFamily('solana');
   const solanaMint = solanaRail && solanaRail !== 'MOBILE_MONEY' ? railEndpoint(deps.config.rails, solanaRail, auth.environment).usdtContract ?? null : null;
 
+  // Addresses first, each statement committing on its own (no lock held across round trips, no
+  // derivation inside one), then the link and its watched addresses in one short transaction.
+  const keys = await findWalletKeys(deps.pool, auth.storeId, auth.environment);
+  const [tron, evm] = await Promise.all([
+    hasFamily('tron') ? linkAddress(deps.pool, 'tron', keys.tron!, spec.id) : null,
+    hasFamily('evm') ? linkAddress(deps.pool, 'evm', keys.evm!, spec.id) : null,
+  ]);
+  const shortcode = has('MOBILE_MONEY') ? await findShortcode(deps.pool, auth.storeId, auth.environment) : null;
   const row = await deps.pool.transaction(async (tx) => {
-    const keys = await findWalletKeys(tx, auth.storeId, auth.environment);
-    // TRON first, then EVM: every creation locks key sequences in the same order.
-    const tron = hasFamily('tron') ? await linkAddress(tx, 'tron', keys.tron!, spec.id) : null;
-    const evm = hasFamily('evm') ? await linkAddress(tx, 'evm', keys.evm!, spec.id) : null;
-    const shortcode = has('MOBILE_MONEY')
-      ? await findShortcode(tx, auth.storeId, auth.environment)
-      : null;
     return insertLink(tx, {
       id: spec.id,
       kind: spec.kind,

@@ -8,12 +8,16 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export class StatementCounter {
   readonly statements: string[] = [];
+  /** The same statements with the client connection that sent each (numbered from 1). */
+  readonly log: Array<{ connection: number; sql: string }> = [];
   private constructor(private readonly server: Server, readonly port: number, private readonly sockets: Set<Socket>) {}
 
   static async start(target: { host: string; port: number } = { host: '127.0.0.1', port: 5432 }): Promise<StatementCounter> {
     const sockets = new Set<Socket>();
     let counter: StatementCounter | undefined;
+    let connections = 0;
     const server = createServer((client) => {
+      const connection = ++connections;
       const upstream = createConnection(target);
       sockets.add(client).add(upstream);
       const forget = () => {
@@ -25,7 +29,10 @@ export class StatementCounter {
       client.on('close', forget).on('error', forget);
       upstream.on('close', forget).on('error', forget);
       upstream.pipe(client);
-      const reader = frontendReader((sql) => counter!.statements.push(sql));
+      const reader = frontendReader((sql) => {
+        counter!.statements.push(sql);
+        counter!.log.push({ connection, sql });
+      });
       client.on('data', (chunk: Buffer) => {
         reader(chunk);
         upstream.write(chunk);
@@ -42,6 +49,21 @@ export class StatementCounter {
     u.hostname = '127.0.0.1';
     u.port = String(this.port);
     return u.toString();
+  }
+
+  /**
+   * The statements matching `pattern` (recorded from `from` on) that ran inside an explicit
+   * transaction of their connection, between its BEGIN / START TRANSACTION and COMMIT / ROLLBACK.
+   */
+  inTransaction(pattern: RegExp, from = 0): string[] {
+    const open = new Set<number>();
+    const found: string[] = [];
+    for (const { connection, sql } of this.log.slice(from)) {
+      if (/^(BEGIN|START TRANSACTION)\b/i.test(sql)) open.add(connection);
+      else if (/^(COMMIT|ROLLBACK)\b/i.test(sql)) open.delete(connection);
+      else if (open.has(connection) && pattern.test(sql)) found.push(sql);
+    }
+    return found;
   }
 
   /** The statements recorded while `work` ran. */

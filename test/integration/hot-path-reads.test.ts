@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { DatabasePool } from 'slonik';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 import { RateService } from '../../activities/rates/rate-service.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
@@ -155,5 +156,29 @@ describe('keys', () => {
       return res.status === 401 ? res : undefined;
     }, 'the rolled key to stop working at the end of its grace', 30_000);
     expect(Date.now() - rolledAt).toBeLessThan(20_000);
+  });
+});
+
+describe('creation', () => {
+  it("takes links' addresses without holding a key's counter across round trips, with no gap and no repeat", async () => {
+    const api = await apiProcess();
+    const s = await stack.createStore('Counters');
+    await connectAllRails(stack, s.clientId);
+    const from = counter.log.length;
+    const created = await Promise.all(Array.from({ length: 16 }, (_, i) =>
+      api.call({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '1', enabledRails: ['USDT_TRON', 'USDT_BSC'], merchantRef: `c${i}` } })));
+    expect(created.map((r) => r.status)).toEqual(Array(16).fill(201));
+    // The counter was advanced, each time by a statement that committed on its own.
+    expect(counter.log.slice(from).filter((q) => /link_address_counters/.test(q.sql)).length).toBeGreaterThanOrEqual(32);
+    expect(counter.inTransaction(/link_address_counters/, from)).toEqual([]);
+    // Sixteen links, sixteen distinct addresses per family, at indexes 0 to 15.
+    for (const family of ['tron', 'evm'] as const) {
+      const indexes = await stack.pool.anyFirst(sql.type(z.object({ i: z.number() }))`
+        SELECT a.derivation_index AS i FROM link_addresses a JOIN payment_links l ON l.id = a.owner_id
+        WHERE l.store_id = ${s.clientId} AND a.family = ${family} ORDER BY 1`);
+      expect(indexes).toEqual(Array.from({ length: 16 }, (_, i) => i));
+    }
+    const addresses = new Set(created.flatMap((r) => [r.body.tronAddress, r.body.bscAddress]));
+    expect(addresses.size).toBe(32);
   });
 });
