@@ -158,20 +158,42 @@ export async function findLinkWithPayments(
   db: CommonQueryMethods, storeId: string, env: Environment, id: string,
 ): Promise<{ row: LinkRow; payments: LinkPaymentRow[] } | null> {
   const found = await db.maybeOne(sql.type(linkRowSchema.extend({ payments: z.array(z.unknown()) }))`
-    SELECT ${columns}, COALESCE((
-      SELECT json_agg(json_build_object(
-        'payment_key', p.payment_key, 'rail', p.rail, 'external_id', p.external_id, 'payer', p.payer,
-        'amount_minor', p.amount_minor::text, 'decimals', p.decimals, 'state', p.state, 'disposition', p.disposition,
-        'failure_reason', p.failure_reason, 'created_at', p.created_at) ORDER BY p.created_at, p.payment_key)
-      FROM link_payments p WHERE p.link_id = payment_links.id), '[]') AS payments
+    SELECT ${columns}, ${paymentsJson} AS payments
     FROM payment_links WHERE id = ${id} AND store_id = ${storeId} AND environment = ${env} AND kind = 'payment_link'`);
   if (!found) return null;
   const { payments, ...row } = found;
-  const parsed = payments.map((p) => {
+  return { row: row as LinkRow, payments: parsePayments(payments) };
+}
+
+/** The link's payments as one JSON array, oldest first, for reading a link and its payments in one statement. */
+const paymentsJson = sql.fragment`COALESCE((
+  SELECT json_agg(json_build_object(
+    'payment_key', p.payment_key, 'rail', p.rail, 'external_id', p.external_id, 'payer', p.payer,
+    'amount_minor', p.amount_minor::text, 'decimals', p.decimals, 'state', p.state, 'disposition', p.disposition,
+    'failure_reason', p.failure_reason, 'created_at', p.created_at) ORDER BY p.created_at, p.payment_key)
+  FROM link_payments p WHERE p.link_id = payment_links.id), '[]')`;
+
+function parsePayments(payments: unknown[]): LinkPaymentRow[] {
+  return payments.map((p) => {
     const r = linkPaymentSchema.parse(p);
     return { ...r, created_at: new Date(r.created_at).toISOString() };
   });
-  return { row: row as LinkRow, payments: parsed };
+}
+
+/**
+ * A payment link with its store's name and, while it is open, its payments, in one statement:
+ * the checkout's poll (public: the id is the secret). A closed link's payments are not read.
+ */
+export async function findCheckoutLinkWithPayments(
+  db: CommonQueryMethods, id: string,
+): Promise<{ row: LinkRow; storeName: string; payments: LinkPaymentRow[] } | null> {
+  const found = await db.maybeOne(sql.type(linkRowSchema.extend({ store_name: z.string(), payments: z.array(z.unknown()) }))`
+    SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name,
+      CASE WHEN status IN ('PENDING', 'PROCESSING') THEN ${paymentsJson} ELSE '[]' END AS payments
+    FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
+  if (!found) return null;
+  const { payments, store_name, ...row } = found;
+  return { row: row as LinkRow, storeName: store_name, payments: parsePayments(payments) };
 }
 
 export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {

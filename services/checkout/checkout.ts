@@ -1,6 +1,6 @@
 import { loadCursor } from '../../db/chain-repo.js';
 import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
-import { findCheckoutLink, listLinkPayments, type LinkRow } from '../../db/payment-link-repo.js';
+import { findCheckoutLink, findCheckoutLinkWithPayments, type LinkPaymentRow, type LinkRow } from '../../db/payment-link-repo.js';
 import { isRailId } from '../../domain/rails.js';
 import type { ServiceDeps } from '../deps.js';
 import { checkoutDto, type CheckoutProgress } from './dto.js';
@@ -11,18 +11,18 @@ type CheckoutDeps = Pick<ServiceDeps, 'pool' | 'config'>;
 
 /** What the hosted checkout shows for a link (public: anyone with the link's id), or null. */
 export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<CheckoutView | null> {
-  const found = await findCheckoutLink(deps.pool, linkId);
+  const found = await findCheckoutLinkWithPayments(deps.pool, linkId);
   if (!found) return null;
-  return checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row));
+  return checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments));
 }
 
 /**
  * The payments in flight of an open link: the latest M-Pesa prompt, and the newest deposit still
- * short of its depth with how deep it is. A closed link needs neither (one statement per poll).
+ * short of its depth with how deep it is. A closed link needs neither. A poll is one statement,
+ * two more only while a deposit is short of its depth (its block and the chain's head).
  */
-async function progressOf(deps: CheckoutDeps, row: LinkRow): Promise<CheckoutProgress> {
+async function progressOf(deps: CheckoutDeps, row: LinkRow, payments: LinkPaymentRow[]): Promise<CheckoutProgress> {
   if (row.status !== 'PENDING' && row.status !== 'PROCESSING') return { deposit: null, mobileMoney: null };
-  const payments = await listLinkPayments(deps.pool, row.id);
   const seen = seenDeposit(payments);
   let deposit: CheckoutProgress['deposit'] = null;
   if (seen && isRailId(seen.rail) && seen.rail !== 'MOBILE_MONEY') {

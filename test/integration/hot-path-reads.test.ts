@@ -112,6 +112,22 @@ describe('reads', () => {
     });
     expect(unchanged).toHaveLength(1);
   });
+  it("the checkout's poll (GET /v1/checkout/:id) is one statement, open or closed", async () => {
+    const api = await apiProcess();
+    const key = store.keys.test.secretKey;
+    const link = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '4', enabledRails: ['USDT_BSC', 'MOBILE_MONEY'] } });
+    expect(link.status).toBe(201);
+    const poll = async (status: string) => {
+      const statements = await counter.during(async () => {
+        const res = await api.call({ method: 'GET', url: `/v1/checkout/${link.body.id}` });
+        expect([res.status, res.body.status]).toEqual([200, status]);
+      });
+      expect(statements).toHaveLength(1);
+    };
+    await poll('PENDING');
+    expect((await stack.request({ method: 'POST', url: `/v1/payment-links/${link.body.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } })).status).toBe(200);
+    await poll('CONFIRMED');
+  });
 });
 
 describe('keys', () => {
