@@ -177,7 +177,7 @@ function documented(route: AppRoute) {
 const apiRoute = (route: AppRoute): RouteDef | undefined => allRoutes.find((r) => r.method === route.method && r.url === route.url);
 const isDashboard = (route: AppRoute) => route.url.startsWith('/dashboard');
 /** Routes that answer a person with an HTML page, errors included. */
-const isPage = (route: AppRoute) => isDashboard(route) || route.url === '/p/:id';
+const isPage = (route: AppRoute) => isDashboard(route) || ['/p/:id', '/p/:id/panel', '/p/:id/pay/mobile-money'].includes(route.url);
 
 /** A valid body per operation, mutated one field at a time so the fuzz reaches deep validation. */
 const seedBody = (route: AppRoute) => validBody(routeName(route), { ...real, merchant, solanaWallet });

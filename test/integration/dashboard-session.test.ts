@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -9,6 +12,9 @@ import { RateService } from '../../activities/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import type { CreatedStore } from '../../db/store-repo.js';
+import { generateKey, keyringOf } from '../../domain/crypto/credentials.js';
+import { dashboardCookieKeys } from '../../services/dashboard/cookie-keys.js';
+import { keyringFor } from '../../services/keyring.js';
 import { loginAttemptsPerMinute } from '../../web/dashboard/login.js';
 import { httpCall, type HttpResponse } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -33,22 +39,53 @@ function signIn(key: string, opts: { ip?: string; origin?: string; base?: string
   });
 }
 
-/** The session token from Set-Cookie, and the whole header for its attributes. */
-function sessionCookieOf(res: HttpResponse): { token: string; header: string } {
+/**
+ * The session cookie from Set-Cookie: its value as the browser sends it back (signed:
+ * `<token>.<signature>`, URI-encoded), the token inside, and the whole header for its attributes.
+ */
+function sessionCookieOf(res: HttpResponse): { cookie: string; token: string; header: string } {
   const header = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('malipo_dashboard='));
   if (!header) throw new Error(`no session cookie (status ${res.status})`);
-  return { token: header.slice('malipo_dashboard='.length).split(';')[0]!, header };
+  const cookie = header.slice('malipo_dashboard='.length).split(';')[0]!;
+  return { cookie, token: tokenOf(cookie), header };
 }
 
+/** The token a signed cookie value carries (everything before the last dot). */
+function tokenOf(cookie: string): string {
+  const value = decodeURIComponent(cookie);
+  return value.slice(0, value.lastIndexOf('.'));
+}
+
+/** A cookie value signed the way @fastify/cookie signs: HMAC-SHA256 in base64 without padding. */
+const signedWith = (secret: Buffer, token: string) =>
+  encodeURIComponent(`${token}.${createHmac('sha256', secret).update(token).digest('base64').replace(/=+$/, '')}`);
+
+/** The attributes of a Set-Cookie header, in any order. */
+const attributesOf = (header: string) => header.split('; ').slice(1).sort();
+
+/** Signs in and returns the session cookie's value, as a browser would send it back. */
 async function session(key = store.keys.test.secretKey): Promise<string> {
   const res = await signIn(key);
   expect([res.status, res.headers.location]).toEqual([303, '/dashboard']);
-  return sessionCookieOf(res).token;
+  return sessionCookieOf(res).cookie;
 }
 
-const page = (token: string, url = '/dashboard') => stack.request({ method: 'GET', url, headers: { cookie: `malipo_dashboard=${token}` } });
+const page = (cookie: string, url = '/dashboard') => stack.request({ method: 'GET', url, headers: { cookie: `malipo_dashboard=${cookie}` } });
 const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1];
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
+const keyCount = (storeId: string) => stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM api_keys WHERE store_id = ${storeId}`);
+
+/** Creates a key from the dashboard's form: a state-changing POST whose effect is easy to count. */
+const createKey = (cookie: string, form: string, headers: Record<string, string> = formHeaders()) =>
+  stack.request({ method: 'POST', url: '/dashboard/keys', payload: form, headers: { ...headers, cookie: `malipo_dashboard=${cookie}` } });
+
+/** Another API process on the shared database, with its own config; closed by the caller. */
+async function otherProcess(config: typeof stack.config, logger?: pino.Logger): Promise<{ base: string; close: () => Promise<void> }> {
+  const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: [] });
+  const app = await buildApp({ config, pool: stack.pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(), rates, logger });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+}
 
 const sessionRows = (storeId: string) =>
   stack.pool.any(sql.type(z.object({ token_hash: z.instanceof(Buffer), environment: z.string(), key_id: z.string(), lifetime_s: z.number(), revoked: z.boolean(), row: z.string() }))`
@@ -61,16 +98,16 @@ describe('dashboard sign-in', () => {
     const s = await stack.createStore('Cookie Shop');
     const res = await signIn(s.keys.test.secretKey);
     expect(res.status).toBe(303);
-    const { token, header } = sessionCookieOf(res);
-    expect(header).toMatch(/; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict$/);
-    expect(header).not.toContain('Secure');
+    const { cookie, token, header } = sessionCookieOf(res);
+    expect(attributesOf(header)).toEqual(['HttpOnly', 'Max-Age=43200', 'Path=/dashboard', 'SameSite=Strict']);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const [row] = await sessionRows(s.clientId);
     expect(row!.token_hash.equals(sha256(token))).toBe(true);
     expect(row).toMatchObject({ environment: 'test', key_id: expect.stringMatching(/^key_/), lifetime_s: 12 * 3600, revoked: false });
     expect(row!.row).not.toContain(s.keys.test.secretKey);
     expect(row!.row).not.toContain(token);
-    const overview = await page(token);
+    expect(row!.row).not.toContain(cookie);
+    const overview = await page(cookie);
     expect(overview.status).toBe(200);
     expect(overview.text).toContain('Cookie Shop');
     expect(overview.text).not.toContain(s.keys.test.secretKey);
@@ -140,12 +177,12 @@ describe('dashboard sessions end', () => {
   });
 
   it('ends an expired session', async () => {
-    const token = await session();
-    expect((await page(token)).status).toBe(200);
+    const cookie = await session();
+    expect((await page(cookie)).status).toBe(200);
     // As if it had been opened 13 hours ago: past its 12-hour life.
     await stack.pool.query(sql.unsafe`UPDATE dashboard_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour'
-      WHERE token_hash = ${sql.binary(sha256(token))}`);
-    const res = await page(token);
+      WHERE token_hash = ${sql.binary(sha256(tokenOf(cookie)))}`);
+    const res = await page(cookie);
     expect([res.status, res.headers.location]).toEqual([303, '/dashboard/login']);
   });
 
@@ -162,37 +199,154 @@ describe('dashboard sessions end', () => {
 
   it('signs out: the session is revoked and its cookie cleared', async () => {
     const s = await stack.createStore('Sign-out');
-    const token = await session(s.keys.test.secretKey);
-    const csrf = csrfOf((await page(token)).text)!;
+    const cookie = await session(s.keys.test.secretKey);
+    const csrf = csrfOf((await page(cookie)).text)!;
     const out = await stack.request({
       method: 'POST', url: '/dashboard/logout', payload: `csrf=${encodeURIComponent(csrf)}`,
-      headers: { ...formHeaders(), cookie: `malipo_dashboard=${token}` },
+      headers: { ...formHeaders(), cookie: `malipo_dashboard=${cookie}` },
     });
     expect([out.status, out.headers.location]).toEqual([303, '/dashboard/login?signedOut=1']);
-    expect(sessionCookieOf(out).header).toMatch(/^malipo_dashboard=; Path=\/dashboard; Max-Age=0/);
+    const cleared = sessionCookieOf(out).header;
+    expect(cleared).toMatch(/^malipo_dashboard=;/);
+    expect(attributesOf(cleared)).toEqual(expect.arrayContaining(['Max-Age=0', 'Path=/dashboard', 'HttpOnly', 'SameSite=Strict']));
     expect((await sessionRows(s.clientId)).map((r) => r.revoked)).toEqual([true]);
-    expect((await page(token)).status).toBe(303);
+    expect((await page(cookie)).status).toBe(303);
   });
 
   it('marks the cookie Secure when the dashboard is served over https, and never logs the key or the token', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'trace' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const config = { ...stack.config, publicBaseUrl: 'https://pay.example' };
-    const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: [] });
-    const app = await buildApp({ config, pool: stack.pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(), rates, logger });
-    await app.listen({ host: '127.0.0.1', port: 0 });
+    const other = await otherProcess(config, logger);
     try {
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const res = await signIn(store.keys.test.secretKey, { base, origin: 'https://pay.example' });
-      const { token, header } = sessionCookieOf(res);
-      expect(header).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
-      await httpCall(base, { method: 'GET', url: '/dashboard', headers: { cookie: `malipo_dashboard=${token}` } });
+      const res = await signIn(store.keys.test.secretKey, { base: other.base, origin: 'https://pay.example' });
+      const { cookie, token, header } = sessionCookieOf(res);
+      expect(attributesOf(header)).toEqual(['HttpOnly', 'Max-Age=43200', 'Path=/dashboard', 'SameSite=Strict', 'Secure']);
+      const home = { cookie: `malipo_dashboard=${cookie}` };
+      const overview = await httpCall(other.base, { method: 'GET', url: '/dashboard', headers: home });
+      expect(overview.status).toBe(200);
+      // A forged form: the plugin's refusal is logged, with nothing secret in it.
+      const forged = await httpCall(other.base, { method: 'POST', url: '/dashboard/keys', payload: 'kind=secret&csrf=forged', headers: { ...home, ...formHeaders('https://pay.example') } });
+      expect(forged.status).toBe(403);
+      const out = await httpCall(other.base, {
+        method: 'POST', url: '/dashboard/logout', payload: `csrf=${encodeURIComponent(csrfOf(overview.text)!)}`, headers: { ...home, ...formHeaders('https://pay.example') },
+      });
+      expect(attributesOf(sessionCookieOf(out).header)).toEqual(expect.arrayContaining(['Max-Age=0', 'Secure']));
       const log = lines.join('');
       expect(log).toContain('dashboard sign-in');
-      expect(log).not.toContain(store.keys.test.secretKey);
-      expect(log).not.toContain(token);
+      expect(log).toContain('Invalid csrf token');
+      const { cookieSecrets, csrfHmacKey } = await dashboardCookieKeys(config);
+      const secrets = [store.keys.test.secretKey, token, cookie, decodeURIComponent(cookie), ...[...cookieSecrets, csrfHmacKey].flatMap((k) => [k.toString('base64'), k.toString('hex'), k.toString('base64url')])];
+      for (const secret of secrets) expect(log).not.toContain(secret);
+      for (const secret of secrets) expect(overview.text + forged.text + out.text).not.toContain(secret);
     } finally {
-      await app.close();
+      await other.close();
     }
+  });
+});
+
+describe('dashboard cookie signing', () => {
+  it('refuses a cookie re-signed with another secret, edited, or unsigned, as if there were no session', async () => {
+    const s = await stack.createStore('Tamper Shop');
+    const cookie = await session(s.keys.test.secretKey);
+    const token = tokenOf(cookie);
+    const good = await page(cookie);
+    expect(good.status).toBe(200);
+    const csrf = csrfOf(good.text)!;
+    const flip = (c: string) => (c === 'A' ? 'B' : 'A');
+    const signature = decodeURIComponent(cookie).slice(token.length + 1);
+    const forged = {
+      'signed with another secret': signedWith(randomBytes(32), token),
+      'token edited, signature kept': encodeURIComponent(`${flip(token[0]!)}${token.slice(1)}.${signature}`),
+      'signature edited': encodeURIComponent(`${token}.${flip(signature[0]!)}${signature.slice(1)}`),
+      'bare token, unsigned': token,
+      'signature only': encodeURIComponent(`.${signature}`),
+    };
+    const nobody = await stack.request({ method: 'GET', url: '/dashboard' });
+    const keysBefore = await keyCount(s.clientId);
+    for (const [what, value] of Object.entries(forged)) {
+      const res = await page(value);
+      expect([what, res.status, res.headers.location]).toEqual([what, nobody.status, nobody.headers.location]);
+      // A POST with the forged cookie and the session's own CSRF token changes nothing either.
+      const post = await createKey(value, `kind=secret&csrf=${encodeURIComponent(csrf)}`);
+      expect([what, post.status, post.headers.location]).toEqual([what, 303, '/dashboard/login']);
+    }
+    expect(await keyCount(s.clientId)).toBe(keysBefore);
+    expect((await page(cookie)).status).toBe(200);
+  });
+
+  it('signs with a key derived from the keyring: another process with the same keys accepts the cookie, one with other keys does not', async () => {
+    const cookie = await session();
+    const dataDir = await mkdtemp(join(tmpdir(), 'malipo-cookie-keys-'));
+    const same = await otherProcess(stack.config);
+    // ENCRYPTION_KEY rotated: a new key first, the old one kept after it, so cookies signed before still verify.
+    const { current } = await keyringFor(stack.config, 'test');
+    const rotated = await otherProcess({ ...stack.config, encryptionKeys: keyringOf([generateKey('rotated'), current]) });
+    const stranger = await otherProcess({ ...stack.config, dataDir, encryptionKeys: undefined });
+    try {
+      const get = (base: string) => httpCall(base, { method: 'GET', url: '/dashboard', headers: { cookie: `malipo_dashboard=${cookie}` } });
+      expect((await get(same.base)).status).toBe(200);
+      expect((await get(rotated.base)).status).toBe(200);
+      const refused = await get(stranger.base);
+      expect([refused.status, refused.headers.location]).toEqual([303, '/dashboard/login']);
+    } finally {
+      await Promise.all([same.close(), rotated.close(), stranger.close()]);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('dashboard forms and CSRF', () => {
+  it('refuses a form without the CSRF token, or with a wrong one, with a 403 that changes nothing', async () => {
+    const s = await stack.createStore('Csrf Shop');
+    const cookie = await session(s.keys.test.secretKey);
+    const overview = await page(cookie);
+    // The token's secret is the session cookie itself: showing a page sets no second cookie.
+    expect(overview.headers['set-cookie']).toBeUndefined();
+    const csrf = csrfOf(overview.text)!;
+    const fromAnotherSession = csrfOf((await page(await session(store.keys.test.secretKey))).text)!;
+    const flipped = `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}`;
+    const before = await keyCount(s.clientId);
+    const refusals: [string, string, Record<string, string>?][] = [
+      ['no token', 'kind=secret'],
+      ['empty token', 'kind=secret&csrf='],
+      ['made-up token', `kind=secret&csrf=${'x'.repeat(csrf.length)}`],
+      ['one character changed', `kind=secret&csrf=${encodeURIComponent(flipped)}`],
+      ["another session's token", `kind=secret&csrf=${encodeURIComponent(fromAnotherSession)}`],
+      ['token in a header, not the form', 'kind=secret', { ...formHeaders(), 'x-csrf-token': csrf }],
+      ['token in a JSON body', JSON.stringify({ kind: 'secret', csrf }), { 'content-type': 'application/json', origin: stack.baseUrl }],
+    ];
+    for (const [what, form, headers] of refusals) {
+      const res = await createKey(cookie, form, headers);
+      expect([what, res.status]).toEqual([what, 403]);
+      expect(res.text).toContain('Nothing was changed.');
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    expect(await keyCount(s.clientId)).toBe(before);
+    // The page's own token goes through, and a token stays good for the session's other pages.
+    expect((await createKey(cookie, `kind=publishable&csrf=${encodeURIComponent(csrf)}`)).status).toBe(201);
+    expect((await createKey(cookie, `kind=publishable&csrf=${encodeURIComponent(csrf)}`)).status).toBe(201);
+    expect(await keyCount(s.clientId)).toBe(before + 2);
+  });
+
+  it('refuses a form from another origin even with the right token', async () => {
+    const s = await stack.createStore('Origin Shop');
+    const cookie = await session(s.keys.test.secretKey);
+    const form = `kind=secret&csrf=${encodeURIComponent(csrfOf((await page(cookie)).text)!)}`;
+    const type = { 'content-type': 'application/x-www-form-urlencoded' };
+    const before = await keyCount(s.clientId);
+    const refusals: [string, Record<string, string>][] = [
+      ['another origin', { ...type, origin: 'https://evil.example' }],
+      ['Origin: null', { ...type, origin: 'null' }],
+      ['no Origin, a Referer from another site', { ...type, referer: 'https://evil.example/page' }],
+      ['neither Origin nor Referer', type],
+    ];
+    for (const [what, headers] of refusals) {
+      const res = await createKey(cookie, form, headers);
+      expect([what, res.status]).toEqual([what, 403]);
+    }
+    expect(await keyCount(s.clientId)).toBe(before);
+    expect((await createKey(cookie, form, { ...type, referer: `${stack.baseUrl}/dashboard/keys` })).status).toBe(201);
+    expect(await keyCount(s.clientId)).toBe(before + 1);
   });
 });

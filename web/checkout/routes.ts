@@ -69,7 +69,8 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
       reply.headers(pageHeaders);
       const found = await load(request);
       const { lang, chosen } = languageFor(request, reply);
-      if (!found) return reply.status(404).send('');
+      // The page's script ignores a panel it cannot have; a person who opens the URL reads why.
+      if (!found) return reply.status(404).send(renderNotFoundPage(lang));
       const rail = (request.query as Record<string, unknown>).rail;
       return renderCheckoutPanel(found, { lang, chosen, rail: typeof rail === 'string' ? rail : undefined });
     });

@@ -1,9 +1,9 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { formOf, type Form } from './forms.js';
 import { html } from './html.js';
 import { plainPage } from './layout.js';
-import { csrfValid, loadSession, originAllowed, type DashboardSession } from './session.js';
+import { loadSession, originAllowed, type DashboardSession } from './session.js';
 
 /** The guards every dashboard route goes through, so no page can forget one. */
 export function sendPage(reply: FastifyReply, status: number, page: string): FastifyReply {
@@ -18,28 +18,45 @@ export function withSession(
   handler: (session: DashboardSession, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const session = await loadSession(deps, request);
+    const session = await loadSession(deps, request, reply);
     if (!session) return toSignIn(reply);
     return handler(session, request, reply);
   };
 }
 
+/** The session each action's guard found, for its handler. */
+const actionSessions = new WeakMap<FastifyRequest, DashboardSession>();
+
 /**
- * A state-changing action: a session, a request from our own origin, and the session's CSRF
- * token in the form. Anything less changes nothing.
+ * A state-changing action: a session, a request from our own origin, and a CSRF token of this
+ * session in the form (checked by @fastify/csrf-protection, whose refusal the dashboard's error
+ * handler answers with `refuseForgedRequest`). Anything less changes nothing. Returns the route's
+ * options and handler together: `app.post(url, withAction(...))`.
  */
 export function withAction(
   deps: ApiDeps,
   handler: (session: DashboardSession, form: Form, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
-) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const session = await loadSession(deps, request);
-    if (!session) return toSignIn(reply);
-    const form = formOf(request);
-    if (!originAllowed(deps, request) || !csrfValid(session, form.get('csrf'))) return refuseForgedRequest(reply);
-    return handler(session, form, request, reply);
+): RouteShorthandOptionsWithHandler {
+  return {
+    preHandler: [
+      async (request, reply) => {
+        const session = await loadSession(deps, request, reply);
+        if (!session) return toSignIn(reply);
+        if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
+        actionSessions.set(request, session);
+      },
+      (request, reply, done) => request.server.csrfProtection(request, reply, done),
+    ],
+    handler: async (request, reply) => {
+      const session = actionSessions.get(request);
+      if (!session) throw new Error('dashboard action without its guard');
+      return handler(session, formOf(request), request, reply);
+    },
   };
 }
+
+/** The codes @fastify/csrf-protection refuses with: no secret (no session cookie) or a bad token. */
+export const isCsrfRefusal = (err: { code?: string }): boolean => err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET';
 
 export function refuseForgedRequest(reply: FastifyReply): FastifyReply {
   return sendPage(

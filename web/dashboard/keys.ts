@@ -9,7 +9,7 @@ import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type For
 import { sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, fieldError, formatTime, formError, notice } from './layout.js';
-import { clearedSessionCookie, isHttps, type DashboardSession } from './session.js';
+import { clearSessionCookie, type DashboardSession } from './session.js';
 
 /**
  * The API keys page: the same services as `/v1/keys` (list, create, roll, revoke), checked with
@@ -178,7 +178,7 @@ export function registerKeysPage(app: FastifyInstance, deps: ApiDeps): void {
       request.log.info({ storeId: session.auth.storeId, keyId: result.value.id, by: session.auth.keyId }, 'api key revoked (dashboard)');
       if (result.value.id === session.auth.keyId) {
         // This session ended with its key; the browser's cookie goes too.
-        reply.header('set-cookie', clearedSessionCookie(isHttps(deps, request)));
+        clearSessionCookie(deps, request, reply);
         return reply.redirect('/dashboard/login?keyRevoked=1', 303);
       }
       return reply.redirect(`/dashboard/keys?revoked=${result.value.id}`, 303);

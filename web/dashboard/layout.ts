@@ -1,7 +1,7 @@
 import { assetUrl } from '../../api/plugins/static.js';
 import type { FormErrors } from './forms.js';
 import { html, type SafeHtml } from './html.js';
-import type { DashboardSession } from './session.js';
+import { csrfFieldName, type DashboardSession } from './session.js';
 
 export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'keys';
 
@@ -59,7 +59,7 @@ export function plainPage(title: string, body: SafeHtml): string {
   return document(title, html`<main class="wrap narrow">${body}</main>`);
 }
 
-export const csrfField = (session: DashboardSession): SafeHtml => html`<input type="hidden" name="csrf" value="${session.csrfToken}">`;
+export const csrfField = (session: DashboardSession): SafeHtml => html`<input type="hidden" name="${csrfFieldName}" value="${session.csrfToken}">`;
 
 export function notice(kind: 'ok' | 'error', message: string | SafeHtml | undefined): SafeHtml {
   if (!message) return html``;

@@ -10,8 +10,8 @@ import { refuseForgedRequest, sendPage, withAction } from './handlers.js';
 import { html } from './html.js';
 import { field, formError, notice, plainPage } from './layout.js';
 import {
-  clearedSessionCookie, hashSessionToken, isHttps, loadSession, newSessionToken, originAllowed, sessionCookie,
-  sessionLifetimeSeconds, sessionToken,
+  clearSessionCookie, hashSessionToken, loadSession, newSessionToken, originAllowed, sessionLifetimeSeconds, sessionToken,
+  setSessionCookie,
 } from './session.js';
 
 /** Sign-in attempts per IP per minute. Keys cannot be guessed; this keeps scripted noise off the database. */
@@ -55,7 +55,7 @@ ${field({ name: 'secretKey', label: 'Secret key', type: 'password', secret: true
 
 export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/login', async (request, reply) => {
-    if (await loadSession(deps, request)) return reply.redirect('/dashboard', 303);
+    if (await loadSession(deps, request, reply)) return reply.redirect('/dashboard', 303);
     const query = request.query as Record<string, unknown>;
     const signedOut: SignedOutReason = query.keyRevoked === '1' ? 'keyRevoked' : query.signedOut === '1' ? 'signedOut' : null;
     return sendPage(reply, 200, loginPage(noErrors, signedOut));
@@ -85,7 +85,7 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
       lifetimeSeconds: sessionLifetimeSeconds,
     });
     request.log.info({ storeId: owner.storeId, environment: owner.environment, keyId: owner.keyId }, 'dashboard sign-in');
-    reply.header('set-cookie', sessionCookie(token, isHttps(deps, request)));
+    setSessionCookie(deps, request, reply, token);
     return reply.redirect('/dashboard', 303);
   });
 
@@ -93,7 +93,7 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
     '/logout',
     withAction(deps, async (session, _form, request, reply) => {
       await endDashboardSession(deps, session.tokenHash);
-      reply.header('set-cookie', clearedSessionCookie(isHttps(deps, request)));
+      clearSessionCookie(deps, request, reply);
       return reply.redirect('/dashboard/login?signedOut=1', 303);
     }),
   );

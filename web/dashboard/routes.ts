@@ -2,13 +2,14 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { AppError } from '../../domain/errors.js';
-import { sendPage } from './handlers.js';
+import { isCsrfRefusal, refuseForgedRequest, sendPage } from './handlers.js';
 import { html } from './html.js';
 import { plainPage } from './layout.js';
 import { registerKeysPage } from './keys.js';
 import { registerLinksPage } from './links.js';
 import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
+import { registerCookiePlugins } from './plugins.js';
 import { registerWalletsPage } from './wallets.js';
 import { registerWebhookDeliveriesPage } from './webhook-deliveries.js';
 import { registerWebhooksPage } from './webhooks.js';
@@ -35,12 +36,14 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 32 * 1024 }, (_req, body, done) => {
         done(null, new URLSearchParams(body as string));
       });
+      await registerCookiePlugins(scope, deps);
       const pageLimit = limitOf(scope, 'dashboard', pageRequestsPerMinute);
       scope.addHook('onRequest', async (request, reply) => {
         reply.headers(securityHeaders);
         await pageLimit(request, reply);
       });
       scope.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+        if (!(err instanceof AppError) && isCsrfRefusal(err)) return refuseForgedRequest(reply);
         if (err instanceof AppError && err.headers) reply.headers(err.headers);
         const known = err instanceof AppError && err.status < 500;
         if (!known) request.log.error({ err }, 'dashboard error');
