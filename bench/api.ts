@@ -4,26 +4,8 @@ import { taskQueueName } from '../domain/task-queues.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
+import { runConcurrently as run } from './load.js';
 
-const pct = (a: number[], p: number) => Math.round([...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))]! * 10) / 10;
-
-async function run(concurrency: number, total: number, call: (i: number) => Promise<void>) {
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const s = performance.now();
-        await call(i);
-        lat.push(performance.now() - s);
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  return { concurrency, total, perSecond: Math.round(total / seconds), p50Ms: pct(lat, 0.5), p99Ms: pct(lat, 0.99) };
-}
 
 export async function benchApi() {
   await startTestTemporal();

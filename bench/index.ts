@@ -18,6 +18,10 @@ if (want('reads')) {
   const { benchReads } = await import('./reads.js');
   console.log('reads', JSON.stringify(await benchReads()));
 }
+if (want('create')) {
+  const { benchCreate } = await import('./create.js');
+  console.log('create', JSON.stringify(await benchCreate()));
+}
 if (want('api')) {
   const { benchApi } = await import('./api.js');
   console.log('api', JSON.stringify(await benchApi()));
@@ -30,6 +34,12 @@ if (want('chain')) {
 if (want('watch')) {
   const { benchWatchSet } = await import('./watch-set.js');
   console.log('watch', JSON.stringify(await benchWatchSet()));
+}
+
+// Opt-in only (it seeds a million links): `npm run bench growth`.
+if (which.includes('growth')) {
+  const { benchGrowth } = await import('./growth.js');
+  console.log('growth', JSON.stringify(await benchGrowth()));
 }
 
 // Opt-in only: `npm run bench demo` (time from `npm run demo` to both demo payments confirmed).

@@ -32,3 +32,24 @@ export function loadFromChild(spec: LoadSpec): Promise<Load> {
 
 /** The median run by throughput. */
 export const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.reqPerSec - b.reqPerSec)[xs.length >> 1]!;
+
+const pct = (a: number[], p: number) => Math.round([...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))]! * 10) / 10;
+
+/** Runs `call` `total` times, `concurrency` at a time, in this process: throughput and latency percentiles. */
+export async function runConcurrently(concurrency: number, total: number, call: (i: number) => Promise<void>) {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const s = performance.now();
+        await call(i);
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return { concurrency, total, perSecond: Math.round(total / seconds), p50Ms: pct(lat, 0.5), p99Ms: pct(lat, 0.99) };
+}
