@@ -20,11 +20,11 @@ async function seed(stack: Stack, from: number, to: number): Promise<void> {
       SELECT 'pl_' || lpad(to_hex(g), 24, '0'), 'payment_link', 'cli_seed' || lpad(to_hex(g % 100), 20, '0'), 'test', 'CONFIRMED', 10,
         ARRAY['USDT_BSC'], '0x' || lpad(to_hex(g), 40, '0'), now() - interval '1 day', now() - interval '2 days',
         'USDT_BSC', now() - interval '2 days', '0x' || lpad(to_hex(g), 64, '0'), true
-      FROM generate_series(${start}, ${end - 1}) g`);
+      FROM generate_series(${start}::int, ${end - 1}::int) g`);
     await stack.pool.query(sql.unsafe`
       INSERT INTO link_payments (link_id, payment_key, rail, external_id, amount_minor, decimals, state, disposition)
       SELECT 'pl_' || lpad(to_hex(g), 24, '0'), 'USDT_BSC:' || g, 'USDT_BSC', '0x' || lpad(to_hex(g), 64, '0'), 10000000, 6, 'confirmed', 'payment'
-      FROM generate_series(${start}, ${end - 1}) g`);
+      FROM generate_series(${start}::int, ${end - 1}::int) g`);
   }
   await stack.pool.query(sql.unsafe`ANALYZE`);
 }
