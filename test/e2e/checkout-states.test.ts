@@ -76,6 +76,15 @@ async function open(url: string, device: BrowserContextOptions = phone, extra: B
   await page.goto(url);
   return page;
 }
+/**
+ * Clicks a rail and waits for its panel: with JavaScript the page fetches the panel and swaps it
+ * in (the chosen rail then carries aria-current); without, the click is a navigation.
+ */
+async function chooseRail(page: Page, rail: string): Promise<void> {
+  await page.click(`[data-rail="${rail}"]`);
+  await page.locator(`[data-rail="${rail}"][aria-current="true"]`).waitFor();
+}
+
 // A page left open keeps polling: each test closes what it opened.
 afterEach(async () => {
   for (const c of contexts.splice(0)) await c.close().catch(() => undefined);
@@ -100,7 +109,7 @@ describe('M-Pesa at checkout', () => {
       const page = await open(link.checkoutUrl, device);
       await saveScreenshot(page, `checkout/${name}-1-choose.png`);
       await expectAccessible(page);
-      await page.click('[data-rail="MOBILE_MONEY"]');
+      await chooseRail(page, 'MOBILE_MONEY');
       await expect(page.getByTestId('amount').textContent()).resolves.toBe('KES 1,300');
       await saveScreenshot(page, `checkout/${name}-2-mpesa-form.png`);
       await expectAccessible(page);
@@ -167,7 +176,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
   it('puts an EIP-681 transfer in the QR code, then shows the deposit counting up to its depth, then the receipt', async () => {
     const link = await createLink({ usdtAmount: '12.5', enabledRails: ['USDT_BSC', 'USDT_TRON'], merchantRef: 'order-secret-1', metadata: { note: 'private' } });
     const page = await open(link.checkoutUrl);
-    await page.click('[data-rail="USDT_BSC"]');
+    await chooseRail(page, 'USDT_BSC');
     await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
     const expected = `ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=12500000000000000000`;
     expect(decodeQrPng(await page.locator('img.qr').screenshot())).toBe(expected);
@@ -177,7 +186,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     await saveScreenshot(page, 'checkout/phone-7-usdt-bsc.png');
     await expectAccessible(page);
 
-    await page.click('[data-rail="USDT_TRON"]');
+    await chooseRail(page, 'USDT_TRON');
     await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
     const tron = await page.getByTestId('address').textContent();
     expect(decodeQrPng(await page.locator('img.qr').screenshot())).toBe(tron);
@@ -257,7 +266,7 @@ describe('the other states, languages and constraints', () => {
     await expect(page.locator('main').textContent()).resolves.toContain('Tuma USDT ya BNB Smart Chain pekee');
     await saveScreenshot(page, 'checkout/phone-14-swahili-usdt.png');
     await expectAccessible(page);
-    await page.click('[data-rail="MOBILE_MONEY"]');
+    await chooseRail(page, 'MOBILE_MONEY');
     await page.fill('#phone', '12');
     await page.click('button[type=submit]');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Andika nambari yako ya M-Pesa');
@@ -275,7 +284,7 @@ describe('the other states, languages and constraints', () => {
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
     expect(decodeQrPng(await page.locator('img.qr').screenshot())).toContain(`address=${link.bscAddress}&uint256=3000000000000000000`);
     await saveScreenshot(page, 'checkout/phone-16-nojs-usdt.png');
-    await page.click('[data-rail="MOBILE_MONEY"]');
+    await chooseRail(page, 'MOBILE_MONEY');
     await page.fill('#phone', '0712');
     await page.click('button[type=submit]');
     await expect(page.locator('#phone-error').textContent()).resolves.toContain('2547XXXXXXXX');
@@ -306,7 +315,7 @@ describe('the other states, languages and constraints', () => {
       if (req.url().includes('/v1/checkout/')) polls.push(Date.now());
     });
     await page.goto(link.checkoutUrl);
-    await page.click('[data-rail="USDT_BSC"]');
+    await chooseRail(page, 'USDT_BSC');
     await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
     await page.waitForTimeout(4_500);
     const total = sizes.reduce((n, s) => n + s.bytes, 0);
