@@ -85,6 +85,13 @@ async function chooseRail(page: Page, rail: string): Promise<void> {
   await page.locator(`[data-rail="${rail}"][aria-current="true"]`).waitFor();
 }
 
+/** Runs an action that loads a new document (a link, a form post) and waits until it has loaded. */
+async function loadedAfter(page: Page, action: () => Promise<void>): Promise<void> {
+  const loaded = page.waitForEvent('load');
+  await action();
+  await loaded;
+}
+
 // A page left open keeps polling: each test closes what it opened.
 afterEach(async () => {
   for (const c of contexts.splice(0)) await c.close().catch(() => undefined);
@@ -271,7 +278,7 @@ describe('the other states, languages and constraints', () => {
     await page.click('button[type=submit]');
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Andika nambari yako ya M-Pesa');
     await saveScreenshot(page, 'checkout/phone-15-swahili-mpesa.png');
-    await page.click('nav.lang a[hreflang="en"]');
+    await loadedAfter(page, () => page.click('nav.lang a[hreflang="en"]'));
     await expect(page.locator('h1').textContent()).resolves.toBe('Pay Mama Mboga Ltd');
     await page.goto(link.checkoutUrl);
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('en');
@@ -286,11 +293,11 @@ describe('the other states, languages and constraints', () => {
     await saveScreenshot(page, 'checkout/phone-16-nojs-usdt.png');
     await chooseRail(page, 'MOBILE_MONEY');
     await page.fill('#phone', '0712');
-    await page.click('button[type=submit]');
+    await loadedAfter(page, () => page.click('button[type=submit]'));
     await expect(page.locator('#phone-error').textContent()).resolves.toContain('2547XXXXXXXX');
     const local = nextPhone();
     await page.fill('#phone', local);
-    await page.click('button[type=submit]');
+    await loadedAfter(page, () => page.click('button[type=submit]'));
     await expect(stateOf(page)).resolves.toBe('mpesa-waiting');
     await saveScreenshot(page, 'checkout/phone-17-nojs-check-phone.png');
     await daraja.complete((await promptFor(local)).checkoutRequestId, 'success');
