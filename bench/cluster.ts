@@ -9,7 +9,6 @@
 // Throughput on a shared 2-core machine moves with whatever else runs, so every step also reports
 // the CPU each kind of process spent per operation (from /proc), which holds still under load.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,43 +28,15 @@ import { ensureTemporalCli } from '../runtime/temporal-cli.js';
 import { startClusterApps, type ClusterApps } from '../test/helpers/cluster-apps.js';
 import { testDatabaseUrl } from '../test/helpers/database.js';
 import { randomAccountXpubs } from '../test/helpers/fixtures.js';
+import { processCpuMs, runConcurrently } from './load.js';
 import { WebhookReceiver } from '../test/helpers/webhook-receiver.js';
 
 type Variant = 'cluster' | 'devSqlite' | 'devMemory';
 interface RunningTemporal { address: string; pid: number; databases: string[]; stop(): Promise<void> }
 
-const pct = (a: number[], p: number) => Math.round([...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))]! * 10) / 10;
-
-async function run(concurrency: number, total: number, call: (i: number) => Promise<void>) {
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      const i = next++;
-      const s = performance.now();
-      await call(i);
-      lat.push(performance.now() - s);
-    }
-  }));
-  const seconds = (performance.now() - t0) / 1000;
-  return { concurrency, total, perSecond: Math.round(total / seconds), p50Ms: pct(lat, 0.5), p99Ms: pct(lat, 0.99) };
-}
-
-/** User + system CPU of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0; // gone
-  }
-}
-
 /** CPU spent per operation by each group of processes over one step. */
 function cpuMeter(groups: () => Record<string, number[]>) {
-  const snap = () => Object.fromEntries(Object.entries(groups()).map(([g, pids]) => [g, new Map(pids.map((p) => [p, cpuMs(p)]))]));
+  const snap = () => Object.fromEntries(Object.entries(groups()).map(([g, pids]) => [g, new Map(pids.map((p) => [p, processCpuMs(p)]))]));
   const before = snap();
   return (ops: number) => {
     const out: Record<string, number> = {};
@@ -73,7 +44,7 @@ function cpuMeter(groups: () => Record<string, number[]>) {
       let spent = 0;
       for (const pid of pids) {
         const start = before[g]?.get(pid);
-        if (start !== undefined) spent += cpuMs(pid) - start;
+        if (start !== undefined) spent += processCpuMs(pid) - start;
       }
       out[g] = Math.round((spent / ops) * 100) / 100;
     }
@@ -130,11 +101,11 @@ async function rawStarts(temporal: RunningTemporal) {
   const start = (c: number) => async (i: number) => {
     await client.workflow.start('systemCheck', { workflowId: `bench-start/${tag}/${c}/${i}`, taskQueue: `bench-nobody-${tag}` });
   };
-  await run(8, 50, start(0)); // warm-up
+  await runConcurrently(8, 50, start(0)); // warm-up
   const result: Record<string, unknown> = {};
   for (const [c, n] of [[8, 400], [32, 800]] as const) {
     const cpu = cpuMeter(() => ({ temporal: [temporal.pid] }));
-    result[`c${c}`] = { ...(await run(c, n, start(c))), cpuMsPerStart: cpu(n).temporal };
+    result[`c${c}`] = { ...(await runConcurrently(c, n, start(c))), cpuMsPerStart: cpu(n).temporal };
   }
   await connection.close();
   return result;
@@ -220,7 +191,7 @@ async function appLevel(temporal: RunningTemporal) {
     const deliveries = async (n: number) => {
       const target = delivered + n;
       const t0 = performance.now();
-      await run(16, n, async () => {
+      await runConcurrently(16, n, async () => {
         const event = await insertEvent(apps.pool, {
           storeId: store.clientId, environment: 'test', type: 'transfer.confirmed', dedupeKey: `bench-${randomToken(12)}`, data: { bench: true }, createdAt: new Date().toISOString(),
         });
@@ -235,7 +206,7 @@ async function appLevel(temporal: RunningTemporal) {
       return { ...out, cpuMsPerOp: cpu(ops) };
     };
 
-    await run(8, 40, create(2)); // warm-up: both APIs, the worker's caches
+    await runConcurrently(8, 40, create(2)); // warm-up: both APIs, the worker's caches
     pgWatch.reset();
     for (const workers of [1, 2]) {
       if (workers === 2) {
@@ -244,9 +215,9 @@ async function appLevel(temporal: RunningTemporal) {
         pgWatch.reset();
       }
       const before = ids.length;
-      result[`createOneApi_${workers}w`] = await step(300, () => run(16, 300, create(1)));
-      result[`createTwoApis_${workers}w`] = await step(300, () => run(16, 300, create(2)));
-      result[`pay_${workers}w`] = await step(300, () => run(16, 300, pay(before)));
+      result[`createOneApi_${workers}w`] = await step(300, () => runConcurrently(16, 300, create(1)));
+      result[`createTwoApis_${workers}w`] = await step(300, () => runConcurrently(16, 300, create(2)));
+      result[`pay_${workers}w`] = await step(300, () => runConcurrently(16, 300, pay(before)));
       result[`deliveries_${workers}w`] = await step(400, () => deliveries(400));
       result[`connectionsPeak_${workers}w`] = pgWatch.reset();
     }

@@ -7,17 +7,16 @@ import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { RateService } from '../activities/rates/rate-service.js';
 import { railIds } from '../domain/rails.js';
 import { railRecord } from '../rails/registry.js';
+import { clientAddress } from './load.js';
 import { loadConfig } from '../config/config.js';
 
-// The limiter counts every request; each one comes from another client (X-Forwarded-For from a
-// trusted proxy), so the 120/min verdict never stops the load generator.
+// The limiter counts every request; each one comes from another client (bench/load.ts clientAddress).
 let client = 0;
-const nextClient = () => `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client++ & 255}`;
 
 async function load(url: string, seconds: number) {
   const r = await autocannon({
     url, connections: 50, duration: seconds,
-    requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'x-forwarded-for': nextClient() } }) }],
+    requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'x-forwarded-for': clientAddress(client++) } }) }],
   });
   return { reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx };
 }

@@ -1,13 +1,11 @@
 // One autocannon run in its own process, so the load generator never shares the measured
 // server's event loop: `node bin/run-ts.mjs bench/load-child.ts '<json LoadSpec>'` prints the result.
 import autocannon from 'autocannon';
-import type { LoadSpec } from './load.js';
+import { clientAddress, type LoadSpec } from './load.js';
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;
 let next = 0;
 let client = spec.clientOffset ?? 0;
-// Each request from another client, through a trusted proxy, so per-IP limits count but never refuse.
-const nextClient = () => `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client++ & 255}`;
 const r = await autocannon({
   url: spec.base,
   connections: spec.connections,
@@ -15,7 +13,7 @@ const r = await autocannon({
   requests: [{
     setupRequest: (req: any) => {
       const i = next++ % spec.paths.length;
-      return { ...req, path: spec.paths[i], headers: { ...req.headers, 'x-forwarded-for': nextClient(), ...spec.headers, ...spec.perPath?.[i] } };
+      return { ...req, path: spec.paths[i], headers: { ...req.headers, 'x-forwarded-for': clientAddress(client++), ...spec.headers, ...spec.perPath?.[i] } };
     },
   }],
 });

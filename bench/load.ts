@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** What one load run sends: paths rotated, fixed headers, and optional per-path headers. */
 export interface LoadSpec {
@@ -52,4 +53,21 @@ export async function runConcurrently(concurrency: number, total: number, call: 
   );
   const seconds = (performance.now() - t0) / 1000;
   return { concurrency, total, perSecond: Math.round(total / seconds), p50Ms: pct(lat, 0.5), p99Ms: pct(lat, 0.99) };
+}
+
+/**
+ * The n-th distinct client address (10.x.y.z): a bench sends each request as another client,
+ * through a trusted proxy (X-Forwarded-For), so per-IP limits count it but never refuse it.
+ */
+export const clientAddress = (n: number): string => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+/** User + system CPU of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms); 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }

@@ -17,19 +17,17 @@ import { newId, randomToken } from '../domain/ids.js';
 import { buildApp } from '../runtime/http-app.js';
 import { createTestDatabase } from '../test/helpers/database.js';
 import { httpCall } from '../test/helpers/http.js';
-import { loadFromChild, median, type Load } from './load.js';
+import { clientAddress, loadFromChild, median, processCpuMs, type Load } from './load.js';
 
 const seeded = 500;
 
 /** CPU seconds used so far by PostgreSQL's processes (Linux /proc; 0 elsewhere). */
 function postgresCpuSeconds(): number {
-  let ticks = 0;
+  let ms = 0;
   try {
     for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
-        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        ticks += Number(fields[11]) + Number(fields[12]);
+        if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') ms += processCpuMs(Number(pid));
       } catch {
         // the process ended meanwhile
       }
@@ -37,7 +35,7 @@ function postgresCpuSeconds(): number {
   } catch {
     return 0;
   }
-  return ticks / 100;
+  return ms / 1000;
 }
 
 /** Runs `work` and adds the CPU time this process and PostgreSQL spent per request to its result. */
@@ -55,7 +53,6 @@ async function withCpu(work: () => Promise<Load>): Promise<Load & { nodeCpuUsPer
   };
 }
 let clients = 0;
-const nextClient = () => `10.${(clients >> 16) & 255}.${(clients >> 8) & 255}.${clients++ & 255}`;
 
 export async function benchReads(rounds = 3, seconds = 5) {
   const db = await createTestDatabase();
@@ -95,7 +92,7 @@ export async function benchReads(rounds = 3, seconds = 5) {
     const barePaths = ids.link.map((id) => `/row/${id}`);
     const etags: string[] = [];
     for (const path of invoicePaths) {
-      const res = await httpCall(base(app), { method: 'GET', url: path, headers: { 'x-forwarded-for': nextClient() } });
+      const res = await httpCall(base(app), { method: 'GET', url: path, headers: { 'x-forwarded-for': clientAddress(clients++) } });
       if (res.status !== 200) throw new Error(`invoice ${path}: ${res.status}`);
       etags.push(String(res.headers.etag));
     }

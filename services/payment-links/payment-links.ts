@@ -1,4 +1,4 @@
-import { findLink, findLinkWithPayments, listLinkPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
+import { findLink, findLinkWithPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
