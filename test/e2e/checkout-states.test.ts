@@ -126,7 +126,9 @@ describe('M-Pesa at checkout', () => {
       await waitForState(page, 'mpesa-waiting');
       await expect(page.locator('#state-title').textContent()).resolves.toBe('Check your phone');
       await expect(page.locator('main').textContent()).resolves.toContain(`the phone ending ${local.slice(-3)}`);
-      // The live region said so, and focus moved to the new state's title.
+      // The live region said so (the page clears it, then fills it 50 ms on, so screen readers
+      // speak it again), and focus moved to the new state's title.
+      await page.waitForFunction(() => document.getElementById('announce')?.textContent !== '', undefined, { timeout: 5_000 });
       await expect(page.locator('#announce').textContent()).resolves.toBe('Check your phone');
       await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('state-title');
       await saveScreenshot(page, `checkout/${name}-3-check-your-phone.png`);
