@@ -1,6 +1,7 @@
 import { loadCursor } from '../../db/chain-repo.js';
 import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
 import { findCheckoutLink, findCheckoutLinkWithPayments, type LinkPaymentRow, type LinkRow } from '../../db/payment-link-repo.js';
+import { isId } from '../../domain/ids.js';
 import { isRailId } from '../../domain/rails.js';
 import type { ServiceDeps } from '../deps.js';
 import { checkoutDto, type CheckoutProgress } from './dto.js';
@@ -41,7 +42,11 @@ async function progressOf(deps: CheckoutDeps, row: LinkRow, payments: LinkPaymen
   return { deposit, mobileMoney: mobileMoneyAttempt(payments) };
 }
 
-/** Whether a payment link with this id exists (the checkout's public actions check it first). */
+/**
+ * Whether a payment link with this id exists (the checkout's public actions check it first). A
+ * string that is no link id (a NUL, another prefix, any length) is no link, and is never sent to
+ * the database, which refuses some of them (a NUL) as errors.
+ */
 export async function checkoutLinkExists(deps: Pick<ServiceDeps, 'pool'>, linkId: string): Promise<boolean> {
-  return (await findCheckoutLink(deps.pool, linkId)) !== null;
+  return isId('paymentLink', linkId) && (await findCheckoutLink(deps.pool, linkId)) !== null;
 }

@@ -348,6 +348,18 @@ describe('the other states, languages and constraints', () => {
     await eventually(async () => polls.some((t) => t >= shownAt) || undefined, 'a poll as soon as the tab is seen again', 2_000);
   }, 60_000);
 
+  it('answers the M-Pesa form for an id that is no link id (a NUL, a wrong prefix) with the not-found page, never a 500', async () => {
+    const post = (id: string) => fetch(`${stack.baseUrl}/p/${id}/pay/mobile-money`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `phoneNumber=${msisdn(nextPhone())}`,
+    });
+    for (const id of ['%00', 'pl_%00', `pl_${'A'.repeat(24)}`, 'x'.repeat(90)]) {
+      const res = await post(id);
+      expect({ id, status: res.status, type: res.headers.get('content-type') }).toEqual({ id, status: 404, type: 'text/html; charset=utf-8' });
+    }
+    // Longer than any route parameter: the router refuses it with the documented error body.
+    expect((await post('x'.repeat(300))).status).toBe(404);
+  });
+
   it('refuses the M-Pesa form from another site, and counts it in the JSON route\'s rate limit', async () => {
     const link = await createLink({ usdtAmount: '2', enabledRails: ['MOBILE_MONEY'] });
     const form = (headers: Record<string, string> = {}) =>
