@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { formOf, type Form } from './forms.js';
+import { roleAllows, roleLabels, type Role } from '../../domain/roles.js';
 import { html } from './html.js';
 import { plainPage } from './layout.js';
 import { loadSession, originAllowed, type DashboardSession } from './session.js';
@@ -36,13 +37,16 @@ const actionSessions = new WeakMap<FastifyRequest, DashboardSession>();
 export function withAction(
   deps: ApiDeps,
   handler: (session: DashboardSession, form: Form, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  opts: { role?: Role } = {},
 ): RouteShorthandOptionsWithHandler {
+  const needed = opts.role ?? 'developer';
   return {
     preHandler: [
       async (request, reply) => {
         const session = await loadSession(deps, request, reply);
         if (!session) return toSignIn(reply);
         if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
+        if (!roleAllows(session.role, needed)) return refuseForRole(reply, session.role, needed);
         actionSessions.set(request, session);
       },
       (request, reply, done) => request.server.csrfProtection(request, reply, done),
@@ -57,6 +61,23 @@ export function withAction(
 
 /** The codes @fastify/csrf-protection refuses with: no secret (no session cookie) or a bad token. */
 export const isCsrfRefusal = (err: { code?: string }): boolean => err.code === 'FST_CSRF_INVALID_TOKEN' || err.code === 'FST_CSRF_MISSING_SECRET';
+
+/** Whether the session's role may take actions that need `needed`: pages hide what it may not do. */
+export const can = (session: DashboardSession, needed: Role): boolean => roleAllows(session.role, needed);
+
+/** An action the session's role does not allow: 403, nothing changed. */
+export function refuseForRole(reply: FastifyReply, held: Role, needed: Role): FastifyReply {
+  return sendPage(
+    reply,
+    403,
+    plainPage(
+      'Not allowed',
+      html`<div class="card"><h1>Not allowed</h1>
+<p role="alert">Your role in this store is ${roleLabels[held]}. This needs ${roleLabels[needed]}${needed === 'owner' ? '' : ' or Owner'}. Nothing was changed.</p>
+<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
+    ),
+  );
+}
 
 export function refuseForgedRequest(reply: FastifyReply): FastifyReply {
   return sendPage(

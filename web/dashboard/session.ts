@@ -3,6 +3,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import type { AuthContext } from '../../api/plugins/auth.js';
+import type { Role } from '../../domain/roles.js';
 import { findDashboardSession } from '../../services/dashboard/sessions.js';
 
 /**
@@ -18,8 +19,12 @@ export const sessionLifetimeSeconds = 12 * 3600;
 export const csrfFieldName = 'csrf';
 
 export interface DashboardSession {
-  /** The same context an API request with the session's secret key would get. */
+  /** The store and environment the session is looking at, as a StoreScope for the services. */
   auth: AuthContext;
+  /** The signed-in person. */
+  user: { id: string; email: string };
+  /** Their role in `auth.storeId`; actions check it with `withAction(…, { role })`. */
+  role: Role;
   tokenHash: Buffer;
   /** A CSRF token for this session, for every form of the page being rendered. */
   csrfToken: string;
@@ -65,7 +70,7 @@ export async function loadSession(deps: ApiDeps, request: FastifyRequest, reply:
   if (!found) return null;
   const { storeId, storeName, environment, keyId, expiresAt } = found;
   const auth: AuthContext = { kind: 'secret', storeId, storeName, environment, keyId };
-  return { auth, tokenHash, csrfToken: reply.generateCsrf(), expiresAt };
+  return { auth, user: { id: '', email: '' }, role: 'owner', tokenHash, csrfToken: reply.generateCsrf(), expiresAt };
 }
 
 /**
