@@ -8,6 +8,10 @@ export interface ApiSettings extends ServiceSettings {
   readonly trustProxy: false | readonly string[];
   /** Claim lease of an Idempotency-Key, renewed while the request runs. */
   readonly idempotencyLeaseSeconds: number;
+  /** Whether anyone may sign up to the dashboard with a new store (DASHBOARD_SIGNUP=open). */
+  readonly dashboardSignup: boolean;
+  /** `uiUrl`: the Temporal Web UI the dashboard links a link's workflow to (TEMPORAL_UI_URL); none, no link. */
+  readonly temporal: ServiceSettings['temporal'] & { readonly uiUrl?: string };
 }
 
 /** Everything a handler may reach: the services' dependencies, and the API's own rate-limit store. */

@@ -20,6 +20,7 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   CHECKOUT_BASE_URL: optionalUrl,
   KEY_PREFIX: z.string().regex(/^[a-z]{1,8}$/, 'lowercase letters, 1 to 8').default('sk'),
+  DASHBOARD_SIGNUP: z.enum(['open', 'closed']).default('open'), // closed: no self sign-up; stores come from `stores:create` and people from invitations
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5), // a key's successful check is reused this long per process; a revocation elsewhere holds within it
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
@@ -27,6 +28,7 @@ const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_PORT: z.coerce.number().int().default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
+  TEMPORAL_UI_URL: optionalUrl, // the Temporal Web UI the dashboard links workflows to; unset → the embedded dev server's, else no link
   TEMPORAL_CLI_PATH: z.string().optional(),
   // The production topology on one machine (`npm run start:cluster`, docs/production.md).
   TEMPORAL_SERVER_PATH: z.string().optional(),
@@ -92,6 +94,7 @@ export interface Config {
   readonly checkoutBaseUrl: string;
   readonly keyPrefix: string;
   readonly apiKeyCacheSeconds: number;
+  readonly dashboardSignup: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   readonly temporal: {
@@ -99,6 +102,8 @@ export interface Config {
     readonly namespace: string;
     readonly port: number;
     readonly uiPort: number;
+    /** TEMPORAL_UI_URL; runtime/ fills in the embedded dev server's UI when unset. */
+    readonly uiUrl: string | undefined;
     readonly cliPath: string | undefined;
     readonly taskQueuePrefix: string;
   };
@@ -176,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkoutBaseUrl: stripSlash(e.CHECKOUT_BASE_URL ?? publicBaseUrl),
     keyPrefix: e.KEY_PREFIX,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
+    dashboardSignup: e.DASHBOARD_SIGNUP === 'open',
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL || undefined,
     temporal: Object.freeze({
@@ -183,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL ? stripSlash(e.TEMPORAL_UI_URL) : undefined,
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
       taskQueuePrefix: e.TASK_QUEUE_PREFIX,
     }),

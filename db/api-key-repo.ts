@@ -108,13 +108,11 @@ export async function markRolled(db: CommonQueryMethods, id: string, replacedBy:
     RETURNING ${keyColumns}`);
 }
 
-/** Revokes a key now and ends the dashboard sessions it opened (their lookup checks the key as well). */
+/** Revokes a key now. */
 export async function markRevoked(db: CommonQueryMethods, id: string): Promise<KeyRow> {
-  const row = await db.one(sql.type(keyRow)`
+  return db.one(sql.type(keyRow)`
     UPDATE api_keys SET revoked_at = now() WHERE id = ${id}
     RETURNING ${keyColumns}`);
-  await db.query(sql.unsafe`UPDATE dashboard_sessions SET revoked_at = now() WHERE key_id = ${id} AND revoked_at IS NULL`);
-  return row;
 }
 
 /** What authentication learns about a presented key. */

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { generatePublishableKey, generateSecretKey } from '../domain/api-keys.js';
 import { environments, type Environment } from '../domain/environment.js';
@@ -14,8 +14,8 @@ export interface CreatedStore {
   keys: Record<Environment, { secretKey: string; publishableKey: string }>;
 }
 
-/** Creates a store with one secret and one publishable key per environment, in one transaction. */
-export async function createStore(pool: DatabasePool, name: string, keyPrefix: string): Promise<CreatedStore> {
+/** Creates a store with one secret and one publishable key per environment, in one transaction (a savepoint inside another). */
+export async function createStore(pool: DatabasePool | DatabaseTransactionConnection, name: string, keyPrefix: string): Promise<CreatedStore> {
   const clientId = newId('store');
   const keys = {} as CreatedStore['keys'];
   await pool.transaction(async (tx) => {

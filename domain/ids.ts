@@ -13,6 +13,7 @@ export const idPrefixes = {
   webhookEndpoint: 'we',
   webhookDelivery: 'wd',
   request: 'req',
+  dashboardUser: 'usr',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

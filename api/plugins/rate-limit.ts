@@ -55,7 +55,7 @@ export type Limit = (request: FastifyRequest, reply: FastifyReply) => Promise<vo
 /** Per app: the plugin's `createRateLimit` is one function, inherited by every scope of the app. */
 const limits = new WeakMap<object, Map<string, Limit>>();
 
-export function limitOf(app: FastifyInstance, name: string, perMinute: number): Limit {
+export function limitOf(app: FastifyInstance, name: string, perMinute: number, by: (request: FastifyRequest) => string = (request) => normalizeIP(request.ip)): Limit {
   const create = app.createRateLimit;
   let byName = limits.get(create);
   if (!byName) limits.set(create, (byName = new Map()));
@@ -64,7 +64,7 @@ export function limitOf(app: FastifyInstance, name: string, perMinute: number): 
   if (!limit) {
     // The plugin runs its own hook once per request, so a page under two limits (all pages, then
     // sign-in) counts through `createRateLimit` and writes the answer here.
-    const count = create({ max: perMinute, keyGenerator: (request) => `${name}:${normalizeIP(request.ip)}` });
+    const count = create({ max: perMinute, keyGenerator: (request) => `${name}:${by(request)}` });
     limit = async (request, reply) => {
       const r = await count(request);
       if (r.isAllowed) return;

@@ -6,16 +6,15 @@ import { createApiKey, listApiKeys, revokeApiKey, rollApiKey, type CreatedApiKey
 import { defaultRollGraceHours, maxRollGraceHours } from '../../domain/api-keys.js';
 import { isId } from '../../domain/ids.js';
 import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type FormErrors } from './forms.js';
-import { sendPage, withAction, withSession } from './handlers.js';
+import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, fieldError, formatTime, formError, notice } from './layout.js';
-import { clearSessionCookie, type DashboardSession } from './session.js';
+import type { DashboardSession } from './session.js';
 
 /**
  * The API keys page: the same services as `/v1/keys` (list, create, roll, revoke), checked with
  * the routes' body schemas. A new key appears once, in the answer to the form that made it
- * (never a redirect target, never cached). Revoking the key the session was opened with ends the
- * session, so that form carries the same explicit `confirmSelfRevoke` the API asks for.
+ * (never a redirect target, never cached). Developers and owners change keys; viewers see the list.
  */
 const createFields = ['kind', 'name'];
 
@@ -41,11 +40,8 @@ function statusCell(k: ApiKeyDto): SafeHtml {
 }
 
 function actions(session: DashboardSession, k: ApiKeyDto, errors: FormErrors): SafeHtml {
-  if (k.status === 'revoked' || k.status === 'expired') return html``;
-  const self = k.id === session.auth.keyId;
-  const question = self
-    ? 'Revoke the key this session was opened with? It stops working at once, everywhere, and this will sign you out.'
-    : `Revoke ${shown(k)}? It stops working at once, everywhere, and the dashboard sessions opened with it end.`;
+  if (k.status === 'revoked' || k.status === 'expired' || !can(session, 'developer')) return html``;
+  const question = `Revoke ${shown(k)}? It stops working at once, everywhere.`;
   const roll =
     k.status === 'active'
       ? html`<form method="post" action="/dashboard/keys/${k.id}/roll" novalidate>
@@ -59,17 +55,16 @@ ${fieldError(errors, 'graceHours')}
 </form>`
       : html``;
   return html`${formError(errors)}${roll}<form method="post" action="/dashboard/keys/${k.id}/revoke" data-confirm="${question}">
-${csrfField(session)}${self ? html`<input type="hidden" name="confirmSelfRevoke" value="true">` : ''}
+${csrfField(session)}
 <button type="submit" class="danger">Revoke</button>
 </form>`;
 }
 
 function keyRow(session: DashboardSession, k: ApiKeyDto, errors: FormErrors): SafeHtml {
-  const self = k.id === session.auth.keyId;
   return html`<tr data-key="${k.id}" data-kind="${k.kind}">
 <td><code>${k.publishableKey ?? shown(k)}</code>${
     k.publishableKey ? html` <button type="button" class="copy" data-copy="${k.publishableKey}">Copy</button>` : ''
-  }<br><small>${k.kind} · ${k.id}</small>${self ? html`<br><small data-testid="this-session">this session's key</small>` : ''}</td>
+  }<br><small>${k.kind} · ${k.id}</small></td>
 <td>${k.name ?? '—'}</td>
 <td>${statusCell(k)}</td>
 <td>${formatTime(k.createdAt)}</td>
@@ -104,12 +99,12 @@ async function render(deps: ApiDeps, session: DashboardSession, state: PageState
   const body = html`${state.banner ?? ''}${orphan}
 <p class="muted">Roll a key to replace it without an outage: the old key keeps working for the grace period you choose
 (${defaultRollGraceHours} hours unless you say otherwise, at most ${maxRollGraceHours}), then it is refused. Revoke a key to stop it at once,
-on every server; the dashboard sessions opened with it end too. The API does the same at <code>/v1/keys</code>.</p>
+on every server. The API does the same at <code>/v1/keys</code>.</p>
 <section class="card"><h2>Keys</h2>
 <table class="table" data-testid="keys"><thead><tr><th>Key</th><th>Name</th><th>Status</th><th>Created</th><th>Last used</th><th></th></tr></thead>
 <tbody>${data.map((k) => keyRow(session, k, errorsOf(k.id)))}</tbody></table>
 </section>
-<section class="card" aria-labelledby="new-key-title"><h2 id="new-key-title">Create a key</h2>
+${can(session, 'developer') ? html`<section class="card" aria-labelledby="new-key-title"><h2 id="new-key-title">Create a key</h2>
 ${formError(createErrors)}
 <form method="post" action="/dashboard/keys" novalidate>
 ${csrfField(session)}
@@ -118,7 +113,7 @@ ${csrfField(session)}
 ${fieldError(createErrors, 'kind')}</div>
 ${field({ name: 'name', label: 'Name (optional)', errors: createErrors, placeholder: 'checkout server', hint: 'To tell keys apart; 1 to 100 characters' })}
 <button type="submit" class="primary">Create key</button>
-</form></section>`;
+</form></section>` : ''}`;
   return dashboardPage(session, 'keys', 'API keys', body);
 }
 
@@ -143,7 +138,7 @@ export function registerKeysPage(app: FastifyInstance, deps: ApiDeps): void {
       }, createFields);
       // No redirect: the key exists only in this answer, which is never cached (no-store).
       if (result.ok) {
-        request.log.info({ storeId: session.auth.storeId, keyId: result.value.id, by: session.auth.keyId }, 'api key created (dashboard)');
+        request.log.info({ storeId: session.auth.storeId, keyId: result.value.id, by: session.user.id }, 'api key created (dashboard)');
         return sendPage(reply, 201, await render(deps, session, { banner: newKeyBox(result.value) }));
       }
       return sendPage(reply, result.status, await render(deps, session, { createErrors: result.errors }));
@@ -159,7 +154,7 @@ export function registerKeysPage(app: FastifyInstance, deps: ApiDeps): void {
         return rollApiKey(deps, session.auth, id, body.graceHours);
       }, ['graceHours']);
       if (result.ok) {
-        request.log.info({ storeId: session.auth.storeId, keyId: id, replacedBy: result.value.id, by: session.auth.keyId }, 'api key rolled (dashboard)');
+        request.log.info({ storeId: session.auth.storeId, keyId: id, replacedBy: result.value.id, by: session.user.id }, 'api key rolled (dashboard)');
         return sendPage(reply, 200, await render(deps, session, { banner: newKeyBox(result.value) }));
       }
       return sendPage(reply, result.status, await render(deps, session, { rowErrors: { keyId: id, errors: result.errors } }));
@@ -172,15 +167,10 @@ export function registerKeysPage(app: FastifyInstance, deps: ApiDeps): void {
       const { id } = request.params as { id: string };
       const result = await attempt(() => {
         const body = parseApiBody(revokeKeyBody, { confirmSelfRevoke: form.get('confirmSelfRevoke') === 'true' ? true : undefined });
-        return revokeApiKey(deps, session.auth, id, { callingKeyId: session.auth.keyId, confirmSelfRevoke: body.confirmSelfRevoke });
+        return revokeApiKey(deps, session.auth, id, { confirmSelfRevoke: body.confirmSelfRevoke });
       }, []);
       if (!result.ok) return sendPage(reply, result.status, await render(deps, session, { rowErrors: { keyId: id, errors: result.errors } }));
-      request.log.info({ storeId: session.auth.storeId, keyId: result.value.id, by: session.auth.keyId }, 'api key revoked (dashboard)');
-      if (result.value.id === session.auth.keyId) {
-        // This session ended with its key; the browser's cookie goes too.
-        clearSessionCookie(deps, request, reply);
-        return reply.redirect('/dashboard/login?keyRevoked=1', 303);
-      }
+      request.log.info({ storeId: session.auth.storeId, keyId: result.value.id, by: session.user.id }, 'api key revoked (dashboard)');
       return reply.redirect(`/dashboard/keys?revoked=${result.value.id}`, 303);
     }),
   );

@@ -1,9 +1,10 @@
 import { assetUrl } from '../../api/plugins/static.js';
 import type { FormErrors } from './forms.js';
 import { html, type SafeHtml } from './html.js';
+import { roleLabels } from '../../domain/roles.js';
 import { csrfFieldName, type DashboardSession } from './session.js';
 
-export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'keys';
+export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'keys' | 'team' | 'account';
 
 const sections: { id: Section; href: string; label: string }[] = [
   { id: 'links', href: '/dashboard', label: 'Payment links' },
@@ -11,6 +12,7 @@ const sections: { id: Section; href: string; label: string }[] = [
   { id: 'wallets', href: '/dashboard/wallets', label: 'Wallets' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
   { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
+  { id: 'team', href: '/dashboard/team', label: 'Team' },
 ];
 
 function document(title: string, body: SafeHtml): string {
@@ -29,24 +31,41 @@ ${body}
 </html>`.value;
 }
 
-/** Every signed-in page: the store, the environment banner, the sections and sign-out. */
+/**
+ * Every signed-in page: the store (a switcher when the person has several), the test/live switch
+ * and banner, the sections, the account and sign-out. Test mode is marked on every page, in the
+ * title too, so a test page is never mistaken for live data.
+ */
 export function dashboardPage(session: DashboardSession, active: Section, title: string, body: SafeHtml): string {
   const { storeName, environment } = session.auth;
   const live = environment === 'live';
+  const here = sections.find((s) => s.id === active)?.href ?? (active === 'account' ? '/dashboard/account' : '/dashboard');
+  const other = live ? 'test' : 'live';
+  const storeSwitch = session.stores.length > 1
+    ? html`<form method="post" action="/dashboard/switch" class="switch">${csrfField(session)}<input type="hidden" name="return" value="${here}">
+<label class="visually-hidden" for="switch-store">Store</label>
+<select id="switch-store" name="storeId">${session.stores.map(
+        (s) => html`<option value="${s.storeId}"${s.storeId === session.auth.storeId ? html` selected` : ''}>${s.storeName}</option>`,
+      )}</select><button type="submit" class="link">Switch store</button></form>`
+    : html`<span class="store" data-testid="store-name">${storeName}</span>`;
   return document(
-    title,
+    live ? title : `${title} (test mode)`,
     html`<header class="top">
-  <div class="brand">Malipo <span class="store">${storeName}</span></div>
+  <div class="brand">Malipo ${storeSwitch}</div>
+  <form method="post" action="/dashboard/switch" class="switch env-switch">${csrfField(session)}<input type="hidden" name="return" value="${here}">
+<input type="hidden" name="environment" value="${other}">
+<button type="submit" class="link" data-testid="switch-environment">Switch to ${other} mode</button></form>
   <nav aria-label="Sections">${sections.map(
     (s) => html`<a href="${s.href}"${s.id === active ? html` aria-current="page"` : ''}>${s.label}</a>`,
   )}</nav>
+  <a class="account${active === 'account' ? ' current' : ''}" href="/dashboard/account"${active === 'account' ? html` aria-current="page"` : ''}>${session.user.email}</a>
   <form method="post" action="/dashboard/logout" class="signout">${csrfField(session)}<button type="submit" class="link">Sign out</button></form>
 </header>
 <div class="env env-${environment}" data-testid="environment" role="note">${
       live
         ? html`<strong>Live mode</strong> · real customers and real money`
         : html`<strong>Test mode</strong> · test data only; no real money moves`
-    }</div>
+    } · your role: ${roleLabels[session.role]}</div>
 <main class="wrap">
 <h1>${title}</h1>
 ${body}
@@ -73,7 +92,9 @@ export interface FieldOptions {
   label: string;
   errors: FormErrors;
   value?: string;
-  type?: 'text' | 'password' | 'number' | 'url';
+  type?: 'text' | 'password' | 'number' | 'url' | 'email';
+  /** The browser's autofill hint (username, current-password, new-password). */
+  autocomplete?: string;
   hint?: string;
   placeholder?: string;
   required?: boolean;
@@ -88,7 +109,9 @@ export function field(o: FieldOptions): SafeHtml {
   const described = [o.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return html`<div class="field">
   <label for="${id}">${o.label}</label>
-  <input id="${id}" name="${o.name}" type="${o.type ?? 'text'}"${o.secret ? html` autocomplete="off" spellcheck="false"` : ''}${
+  <input id="${id}" name="${o.name}" type="${o.type ?? 'text'}"${
+    o.autocomplete ? html` autocomplete="${o.autocomplete}"` : o.secret ? html` autocomplete="off"` : ''
+  }${o.secret ? html` spellcheck="false"` : ''}${
     o.value !== undefined && !o.secret ? html` value="${o.value}"` : ''
   }${o.placeholder ? html` placeholder="${o.placeholder}"` : ''}${o.required ? html` required` : ''}${
     error ? html` aria-invalid="true"` : ''

@@ -1,92 +1,159 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
-import { endDashboardSession, startDashboardSession, type KeyOwner } from '../../services/dashboard/sessions.js';
-import { ownerOfKey } from '../../services/keys/key-owners.js';
-import { parseKeyShape } from '../../domain/api-keys.js';
+import { signIn, signUp, type SignedIn } from '../../services/dashboard/accounts.js';
+import { passwordRules } from '../../services/dashboard/passwords.js';
+import { endDashboardSession, startDashboardSession } from '../../services/dashboard/sessions.js';
 import { AppError } from '../../domain/errors.js';
 import { attempt, formOf, noErrors, type FormErrors } from './forms.js';
 import { refuseForgedRequest, sendPage, withAction } from './handlers.js';
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import { field, formError, notice, plainPage } from './layout.js';
 import {
   clearSessionCookie, hashSessionToken, loadSession, newSessionToken, originAllowed, sessionLifetimeSeconds, sessionToken,
   setSessionCookie,
 } from './session.js';
 
-/** Sign-in attempts per IP per minute. Keys cannot be guessed; this keeps scripted noise off the database. */
+/** Sign-in and sign-up attempts per IP per minute, through the shared rate-limit store. */
 export const loginAttemptsPerMinute = 20;
+/** Sign-in attempts per email per minute, from anywhere: a password guesser spread over many IPs still crawls. */
+export const loginAttemptsPerEmailPerMinute = 10;
 
-/** Checks a pasted key with the API's rules and messages; the key itself never appears in one. */
-async function ownerOfSecretKey(deps: ApiDeps, key: string): Promise<KeyOwner> {
-  const prefix = deps.config.keyPrefix;
-  if (key === '') throw new AppError('missing_api_key', `Paste your secret API key (${prefix}_test_… or ${prefix}_live_…).`, 'secretKey');
-  const shape = parseKeyShape(prefix, key);
-  if (shape?.kind === 'publishable') {
-    throw new AppError('wrong_key_kind', 'The dashboard needs a secret key; a publishable key (pk_…) was pasted.', 'secretKey');
-  }
-  if (!shape) throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${prefix}_test_ or ${prefix}_live_.`, 'secretKey');
-  return ownerOfKey(deps, 'secret', key, 'secretKey', { fresh: true });
-}
+const signInFields = ['email', 'password'];
+const signUpFields = ['email', 'password', 'storeName'];
 
-type SignedOutReason = 'signedOut' | 'keyRevoked' | null;
-
-const signedOutNotices: Record<Exclude<SignedOutReason, null>, string> = {
+const signedOutNotices = {
   signedOut: 'You are signed out.',
-  keyRevoked: 'The key this session was opened with is revoked, so you are signed out. Sign in with another secret key.',
-};
+  everywhere: 'You are signed out on every device.',
+  passwordChanged: 'Your password is changed. Sign in with the new one.',
+} as const;
+type SignedOutReason = keyof typeof signedOutNotices;
 
-function loginPage(errors: FormErrors, signedOut: SignedOutReason = null): string {
+function signInPage(deps: ApiDeps, errors: FormErrors, values: { email?: string } = {}, banner?: SafeHtml): string {
   return plainPage(
     'Sign in',
     html`<div class="card login">
 <h1>Malipo dashboard</h1>
-<p class="muted">Sign in with your store's secret key. It is checked once and never kept: your browser gets a
-session cookie that lasts 12 hours, and the key goes nowhere else.</p>
-${signedOut ? notice('ok', signedOutNotices[signedOut]) : ''}
+${banner ?? ''}
 ${formError(errors)}
 <form method="post" action="/dashboard/login" novalidate>
-${field({ name: 'secretKey', label: 'Secret key', type: 'password', secret: true, errors, required: true, placeholder: 'sk_test_…', hint: 'A test key opens the test environment, a live key the live one.' })}
+${field({ name: 'email', label: 'Email', type: 'email', errors, value: values.email, required: true, autocomplete: 'username' })}
+${field({ name: 'password', label: 'Password', type: 'password', secret: true, errors, required: true, autocomplete: 'current-password' })}
 <button type="submit" class="primary">Sign in</button>
 </form>
+${deps.config.dashboardSignup ? html`<p class="muted">New to Malipo? <a href="/dashboard/signup">Create an account and a store</a>.</p>` : ''}
+<p class="muted">Your API keys are for your servers; the dashboard never asks for one.</p>
 </div>`,
   );
+}
+
+function signUpPage(errors: FormErrors, values: { email?: string; storeName?: string } = {}): string {
+  return plainPage(
+    'Create an account',
+    html`<div class="card login">
+<h1>Create your Malipo account</h1>
+<p class="muted">You become the owner of a new store, in test mode to begin with. Invite your team from the Team page.</p>
+${formError(errors)}
+<form method="post" action="/dashboard/signup" novalidate>
+${field({ name: 'storeName', label: 'Store name', errors, value: values.storeName, required: true, hint: 'Shown to customers on the checkout; you can change it later.' })}
+${field({ name: 'email', label: 'Email', type: 'email', errors, value: values.email, required: true, autocomplete: 'username' })}
+${field({ name: 'password', label: 'Password', type: 'password', secret: true, errors, required: true, autocomplete: 'new-password', hint: `At least ${passwordRules.min} characters. A few unrelated words work well.` })}
+<button type="submit" class="primary">Create account</button>
+</form>
+<p class="muted">Already have an account? <a href="/dashboard/login">Sign in</a>.</p>
+</div>`,
+  );
+}
+
+/** Answers a refused attempt (rate limit) on the form's own page. */
+async function limited(check: () => Promise<void>, reply: FastifyReply, page: (errors: FormErrors) => string): Promise<FastifyReply | null> {
+  try {
+    await check();
+    return null;
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    reply.headers(err.headers ?? {});
+    return sendPage(reply, err.status, page({ form: err.message, fields: {} }));
+  }
+}
+
+/** Opens a session for a person who just proved who they are, replacing the browser's previous one. */
+export async function openSession(deps: ApiDeps, request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn, storeId?: string): Promise<void> {
+  const previous = sessionToken(request);
+  const token = newSessionToken();
+  const started = await startDashboardSession(deps, {
+    previousTokenHash: previous ? hashSessionToken(previous) : undefined,
+    tokenHash: hashSessionToken(token),
+    signedIn,
+    lifetimeSeconds: sessionLifetimeSeconds,
+    storeId,
+  });
+  request.log.info({ userId: signedIn.userId, storeId: started.storeId }, 'dashboard sign-in');
+  setSessionCookie(deps, request, reply, token);
+}
+
+const emailOf = (request: FastifyRequest): string => (emailsByRequest.get(request) ?? formOf(request).get('email') ?? '').trim().toLowerCase().slice(0, 254);
+const emailsByRequest = new WeakMap<FastifyRequest, string>();
+
+/** The sign-in limits, per IP and per email, shared by every form that checks a password. */
+export function loginLimits(app: FastifyInstance) {
+  const perIp = limitOf(app, 'dashboardLogin', loginAttemptsPerMinute);
+  const byEmail = limitOf(app, 'dashboardLoginEmail', loginAttemptsPerEmailPerMinute, emailOf);
+  const perEmail = (request: FastifyRequest, reply: FastifyReply, email?: string) => {
+    if (email !== undefined) emailsByRequest.set(request, email);
+    return byEmail(request, reply);
+  };
+  return { perIp, perEmail };
 }
 
 export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/login', async (request, reply) => {
     if (await loadSession(deps, request, reply)) return reply.redirect('/dashboard', 303);
     const query = request.query as Record<string, unknown>;
-    const signedOut: SignedOutReason = query.keyRevoked === '1' ? 'keyRevoked' : query.signedOut === '1' ? 'signedOut' : null;
-    return sendPage(reply, 200, loginPage(noErrors, signedOut));
+    const reason = Object.keys(signedOutNotices).find((k) => query[k] === '1') as SignedOutReason | undefined;
+    return sendPage(reply, 200, signInPage(deps, noErrors, {}, reason ? notice('ok', signedOutNotices[reason]) : undefined));
   });
 
-  const signInLimit = limitOf(app, 'dashboardLogin', loginAttemptsPerMinute);
+  const { perIp, perEmail } = loginLimits(app);
   app.post('/login', async (request, reply) => {
-    try {
-      await signInLimit(request, reply);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      reply.headers(err.headers ?? {});
-      return sendPage(reply, err.status, loginPage({ form: err.message, fields: {} }));
-    }
+    const email = formOf(request).get('email') ?? '';
+    const refused = await limited(async () => {
+      await perIp(request, reply);
+      await perEmail(request, reply);
+    }, reply, (errors) => signInPage(deps, errors, { email }));
+    if (refused) return refused;
     // Login CSRF (signing a victim into someone else's store) is stopped by the Origin check.
     if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
-    const key = (formOf(request).get('secretKey') ?? '').trim();
-    const result = await attempt(() => ownerOfSecretKey(deps, key), ['secretKey']);
-    if (!result.ok) return sendPage(reply, result.status, loginPage(result.errors));
-    const previous = sessionToken(request);
-    const token = newSessionToken();
-    const owner = result.value;
-    await startDashboardSession(deps, {
-      previousTokenHash: previous ? hashSessionToken(previous) : undefined,
-      tokenHash: hashSessionToken(token),
-      owner,
-      lifetimeSeconds: sessionLifetimeSeconds,
-    });
-    request.log.info({ storeId: owner.storeId, environment: owner.environment, keyId: owner.keyId }, 'dashboard sign-in');
-    setSessionCookie(deps, request, reply, token);
+    const form = formOf(request);
+    const result = await attempt(async () => {
+      const signedIn = await signIn(deps, { email, password: form.get('password') ?? '' });
+      await openSession(deps, request, reply, signedIn);
+    }, signInFields);
+    if (!result.ok) return sendPage(reply, result.status, signInPage(deps, result.errors, { email }));
     return reply.redirect('/dashboard', 303);
+  });
+
+  app.get('/signup', async (request, reply) => {
+    if (!deps.config.dashboardSignup) return sendPage(reply, 404, signUpClosedPage());
+    if (await loadSession(deps, request, reply)) return reply.redirect('/dashboard', 303);
+    return sendPage(reply, 200, signUpPage(noErrors));
+  });
+
+  app.post('/signup', async (request, reply) => {
+    if (!deps.config.dashboardSignup) return sendPage(reply, 404, signUpClosedPage());
+    const form = formOf(request);
+    const values = { email: form.get('email') ?? '', storeName: form.get('storeName') ?? '' };
+    const refused = await limited(() => perIp(request, reply), reply, (errors) => signUpPage(errors, values));
+    if (refused) return refused;
+    if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
+    const result = await attempt(async () => {
+      const signedIn = await signUp(deps, { ...values, password: form.get('password') ?? '' });
+      await openSession(deps, request, reply, signedIn);
+      return signedIn;
+    }, signUpFields);
+    if (!result.ok) return sendPage(reply, result.status, signUpPage(result.errors, values));
+    request.log.info({ userId: result.value.userId, storeId: result.value.memberships[0]!.storeId }, 'dashboard sign-up');
+    return reply.redirect('/dashboard?welcome=1', 303);
   });
 
   app.post(
@@ -95,6 +162,15 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
       await endDashboardSession(deps, session.tokenHash);
       clearSessionCookie(deps, request, reply);
       return reply.redirect('/dashboard/login?signedOut=1', 303);
-    }),
+    }, { role: 'viewer' }),
+  );
+}
+
+function signUpClosedPage(): string {
+  return plainPage(
+    'Sign-up is closed',
+    html`<div class="card"><h1>Sign-up is closed</h1>
+<p role="alert">This Malipo server does not take new sign-ups. Ask a store owner to invite you, or the operator to create your store.</p>
+<p><a href="/dashboard/login">Sign in</a></p></div>`,
   );
 }

@@ -6,7 +6,7 @@ import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.j
 import { findMobileMoneyConnection } from '../../services/mobile-money/connection.js';
 import { darajaEnvironmentFor } from '../../domain/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
-import { sendPage, withAction, withSession } from './handlers.js';
+import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, fieldError, formatTime, formError, notice } from './layout.js';
 import type { DashboardSession } from './session.js';
@@ -47,7 +47,7 @@ async function render(deps: ApiDeps, session: DashboardSession, values: ShownVal
     : html`<p class="empty" data-testid="mpesa-connection">No M-Pesa shortcode is connected in the ${auth.environment} environment yet.</p>`;
   const body = html`${banner}
 <section class="card"><h2>Connected shortcode</h2>${current}</section>
-<section class="card" aria-labelledby="connect">
+${can(session, 'owner') ? html`<section class="card" aria-labelledby="connect">
 <h2 id="connect">${connection ? 'Replace the connection' : 'Connect M-Pesa'}</h2>
 <p class="muted">Malipo checks the credentials with M-Pesa before saving them; nothing is saved if M-Pesa refuses them.
 Use the Daraja app of your ${expected === 'sandbox' ? 'sandbox (this is a test session)' : 'live shortcode'}.</p>
@@ -65,7 +65,7 @@ ${field({ name: 'storeNumber', label: 'Store number (tills only)', value: values
 </div>
 <button type="submit" class="primary">Check and connect</button>
 </form>
-</section>`;
+</section>` : html`<p class="muted">Only an owner can connect or change where M-Pesa payments go.</p>`}`;
   return dashboardPage(session, 'mobile-money', 'Mobile money', body);
 }
 
@@ -97,6 +97,6 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
       if (result.headers) reply.headers(result.headers);
       const shown = { shortcode: form.get('shortcode') ?? '', environment: form.get('environment') ?? undefined, shortcodeType: form.get('shortcodeType') ?? undefined, storeNumber: form.get('storeNumber') ?? '' };
       return sendPage(reply, result.status, await render(deps, session, shown, result.errors, html``));
-    }),
+    }, { role: 'owner' }),
   );
 }

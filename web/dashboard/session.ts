@@ -7,10 +7,11 @@ import type { Role } from '../../domain/roles.js';
 import { findDashboardSession } from '../../services/dashboard/sessions.js';
 
 /**
- * The dashboard's sign-in model: the merchant pastes a secret key once, the server checks it and
- * hands the browser a random session token in a signed, HttpOnly cookie. The browser never holds
- * the key; the database holds only the token's SHA-256. The cookie and CSRF plugins that read
- * and write it are set up in plugins.ts. See docs/dashboard.md.
+ * The dashboard's sign-in model: a person signs in with an email and a password, and the server
+ * hands the browser a random session token in a signed, HttpOnly cookie; the database holds only
+ * the token's SHA-256. The session looks at one of the person's stores in one environment, with
+ * the person's role there. The cookie and CSRF plugins that read and write it are set up in
+ * plugins.ts. See docs/dashboard.md.
  */
 export const sessionCookieName = 'malipo_dashboard';
 export const sessionLifetimeSeconds = 12 * 3600;
@@ -25,6 +26,8 @@ export interface DashboardSession {
   user: { id: string; email: string };
   /** Their role in `auth.storeId`; actions check it with `withAction(…, { role })`. */
   role: Role;
+  /** Every store the person belongs to, for the switcher. */
+  stores: { storeId: string; storeName: string; role: Role }[];
   tokenHash: Buffer;
   /** A CSRF token for this session, for every form of the page being rendered. */
   csrfToken: string;
@@ -68,9 +71,13 @@ export async function loadSession(deps: ApiDeps, request: FastifyRequest, reply:
   const tokenHash = hashSessionToken(token);
   const found = await findDashboardSession(deps, tokenHash);
   if (!found) return null;
-  const { storeId, storeName, environment, keyId, expiresAt } = found;
-  const auth: AuthContext = { kind: 'secret', storeId, storeName, environment, keyId };
-  return { auth, user: { id: '', email: '' }, role: 'owner', tokenHash, csrfToken: reply.generateCsrf(), expiresAt };
+  const { storeId, storeName, environment, expiresAt } = found;
+  // No API key stands behind a dashboard session: keyId stays empty.
+  const auth: AuthContext = { kind: 'secret', storeId, storeName, environment, keyId: '' };
+  return {
+    auth, user: { id: found.userId, email: found.email }, role: found.role, stores: found.stores,
+    tokenHash, csrfToken: reply.generateCsrf(), expiresAt,
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 import { accountPaths } from '../../domain/hd/xpub.js';
 import { railFacts as rails } from '../../rails/registry.js';
 import { attempt, noErrors, optionalText, parseApiBody, type FormErrors } from './forms.js';
-import { sendPage, withAction, withSession } from './handlers.js';
+import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, formError, notice } from './layout.js';
 import type { DashboardSession } from './session.js';
@@ -48,7 +48,7 @@ ${first
 ${first.path ? html`<dt>Path</dt><dd><code>${first.path}</code></dd>` : ''}</dl>
 <p class="muted">${slot === 'solana' ? 'Payments go to this wallet, found by their Solana Pay reference.' : 'Your wallet shows this address first on this account: if it does not, you exported the wrong key.'}</p>`
     : ''}
-${formError(errors)}
+${can(session, 'owner') ? html`${formError(errors)}
 <form method="post" action="/dashboard/wallets/${slot}" novalidate>
 ${csrfField(session)}
 ${field({ name: s.input, label: first ? `Replace the ${s.input === 'xpub' ? 'xpub' : 'address'}` : s.input === 'xpub' ? 'Extended public key (xpub…)' : 'Wallet address', errors, hint: s.hint, required: true })}
@@ -57,7 +57,7 @@ ${field({ name: s.input, label: first ? `Replace the ${s.input === 'xpub' ? 'xpu
 ${first
     ? html`<form method="post" action="/dashboard/wallets/${slot}/disconnect" class="inline" data-confirm="Disconnect the ${s.title} wallet? New links will stop offering it.">
 ${csrfField(session)}<button type="submit" class="danger">Disconnect</button></form>`
-    : ''}
+    : ''}` : html`<p class="muted">Only an owner can register or change where payments go.</p>`}
 </section>`;
 }
 
@@ -95,7 +95,7 @@ export function registerWalletsPage(app: FastifyInstance, deps: ApiDeps): void {
       }, [input]);
       if (result.ok) return reply.redirect(`/dashboard/wallets?connected=${slot}`, 303);
       return sendPage(reply, result.status, await render(deps, session, html``, { [slot]: result.errors }));
-    }),
+    }, { role: 'owner' }),
   );
 
   app.post(
@@ -106,6 +106,6 @@ export function registerWalletsPage(app: FastifyInstance, deps: ApiDeps): void {
       const result = await attempt(() => disconnectWallet(deps.pool, session.auth, session.auth.storeId, slot), []);
       if (result.ok) return reply.redirect(`/dashboard/wallets?disconnected=${slot}`, 303);
       return sendPage(reply, result.status, await render(deps, session, html``, { [slot]: result.errors }));
-    }),
+    }, { role: 'owner' }),
   );
 }
