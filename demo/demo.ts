@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { createStore } from '../db/store-repo.js';
+import { addStoreOwner } from '../services/dashboard/accounts.js';
 import { openPool } from '../db/pool.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../emulators/daraja/server.js';
 import { connectBody, sandboxPaybill, sandboxTestPhone } from '../emulators/daraja/sandbox.js';
@@ -145,6 +146,16 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
         await pool.end();
       }
     }
+    if (!state.dashboard) {
+      // A data dir from before dashboard accounts, or a first run: the owner's account, made once.
+      const pool = await openPool(running.databaseUrl, 1);
+      try {
+        const owner = await addStoreOwner({ pool }, state.clientId!, demoOwnerEmail);
+        if (owner.password) state.dashboard = { email: owner.email, password: owner.password };
+      } finally {
+        await pool.end();
+      }
+    }
     Object.assign(state, { apiUrl, anvilUrl: chain.url, tokens: chain.tokens, payer: chain.payer });
     await writeDemoState(dataDir, state);
     const key = state.testKeys!.secretKey;
@@ -181,7 +192,7 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       `                 choose M-Pesa and enter the test phone ${sandboxTestPhone}; the prompt approves itself`,
       `  Pay in USDT:   npm run demo:pay -- ${usdtLink.id}${dataFlag}`,
       `                 sends ${demoLinkUsdt} USDT on the local BSC chain (checkout: ${usdtLink.checkoutUrl})`,
-      `  Dashboard:     ${apiUrl}/dashboard/login (sign in with the test secret key above)`,
+      `  Dashboard:     ${apiUrl}/dashboard/login (sign in as ${state.dashboard?.email ?? demoOwnerEmail}${state.dashboard ? `, password ${state.dashboard.password}` : ''})`,
       `  Webhooks:      ${receiver.url} (verified events print here and go to ${join(dataDir, 'webhooks.log')})`,
       `  Temporal UI:   ${running.temporalUiUrl ?? running.temporalAddress}`,
       `  API:           ${apiUrl} (docs ${apiUrl}/v1/openapi.json)`,
@@ -194,6 +205,9 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
     process.exit(1);
   }
 }
+
+/** The demo store owner's dashboard email: a reserved domain, never a real mailbox. */
+const demoOwnerEmail = 'owner@demo.malipo.test';
 
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;

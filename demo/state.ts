@@ -11,6 +11,8 @@ export interface DemoState {
   storeName?: string;
   testKeys?: { secretKey: string; publishableKey: string };
   webhook?: { id: string; url: string; secret: string };
+  /** The demo store owner's dashboard account (a local demo password, printed at every start). */
+  dashboard?: { email: string; password: string };
   apiUrl?: string;
   anvilUrl?: string;
   /** Token contract per EVM rail on the local chain. */

@@ -2,6 +2,7 @@ import { migrate } from '../db/migrate.js';
 import { AppError } from '../domain/errors.js';
 import { openPool } from '../db/pool.js';
 import { createStore } from '../db/store-repo.js';
+import { addStoreOwner, normalEmail } from '../services/dashboard/accounts.js';
 import { reencryptAllCredentials } from '../services/mobile-money/reencrypt.js';
 import { reencryptWebhookSecrets } from '../services/webhooks/reencrypt-secrets.js';
 import { reencryptSealedResponses } from '../api/plugins/idempotency-reencrypt.js';
@@ -16,7 +17,9 @@ const usage = `Usage: malipo <command>
   api                         run only the API (needs DATABASE_URL and TEMPORAL_ADDRESS)
   worker                      run only the Temporal worker (same)
   migrate                     apply database migrations
-  stores:create --name NAME   create a store and print its keys once (JSON)
+  stores:create --name NAME [--owner-email EMAIL]
+                              create a store and print its keys once (JSON); with --owner-email, make
+                              that person its dashboard owner (a new account's password is printed once)
 ${keysUsage}  replay FILE|DIR…            replay exported workflow histories against the current code
   credentials:reencrypt       re-encrypt stored secrets (M-Pesa credentials, webhook secrets) under the current ENCRYPTION_KEY
 
@@ -48,11 +51,23 @@ export async function main(argv: string[]): Promise<void> {
     case 'stores:create': {
       const name = flag(rest, '--name');
       if (!name) return fail('stores:create needs --name "Store name"');
+      const ownerEmail = flag(rest, '--owner-email');
+      if (rest.includes('--owner-email') && !ownerEmail) return fail('stores:create --owner-email needs an email address');
+      if (ownerEmail !== undefined) {
+        try {
+          normalEmail(ownerEmail, 'owner-email');
+        } catch (err) {
+          return fail(`stores:create --owner-email: ${(err as Error).message}`);
+        }
+      }
       return withDatabase(config, async (url) => {
         await migrate(url);
         const pool = await openPool(url, 1);
         try {
-          console.log(JSON.stringify(await createStore(pool, name, config.keyPrefix)));
+          const store = await createStore(pool, name, config.keyPrefix);
+          const ownerEmail = flag(rest, '--owner-email');
+          const owner = ownerEmail === undefined ? undefined : await addStoreOwner({ pool }, store.clientId, ownerEmail);
+          console.log(JSON.stringify(owner ? { ...store, owner } : store));
         } finally {
           await pool.end();
         }

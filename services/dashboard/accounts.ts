@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod/v4';
 import { findUserByEmail, findUserById, insertUser, listMemberships, addMember, updatePasswordHash, type Membership } from '../../db/dashboard-user-repo.js';
 import { createStore } from '../../db/store-repo.js';
@@ -105,3 +106,32 @@ export async function changePassword(deps: Pick<ServiceDeps, 'pool'>, userId: st
 }
 
 export { listMemberships };
+
+/**
+ * Makes `email` an owner of a store, for automation (`stores:create --owner-email`, the demo): an
+ * existing person gets the membership; a new one gets an account with a generated password,
+ * returned once for the caller to hand over (it is stored only as its hash).
+ */
+export async function addStoreOwner(deps: Pick<ServiceDeps, 'pool'>, storeId: string, ownerEmail: string): Promise<{ email: string; password?: string }> {
+  const email = normalEmail(ownerEmail, 'owner-email');
+  const existing = await findUserByEmail(deps.pool, email);
+  if (existing) {
+    await addMember(deps.pool, { storeId, userId: existing.id, role: 'owner' });
+    return { email };
+  }
+  const password = generatedPassword();
+  const { userId } = await createUser(deps, { email, password });
+  await addMember(deps.pool, { storeId, userId, role: 'owner' });
+  return { email, password };
+}
+
+/** 20 characters from a 56-letter alphabet without look-alikes: about 116 bits. */
+function generatedPassword(): string {
+  const alphabet = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  let out = '';
+  for (const byte of randomBytes(40)) {
+    if (byte < alphabet.length * 4) out += alphabet[byte % alphabet.length];
+    if (out.length === 20) break;
+  }
+  return out.length === 20 ? out : generatedPassword();
+}
