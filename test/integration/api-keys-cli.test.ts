@@ -94,3 +94,25 @@ describe('npx malipo keys:*', () => {
     expect(await works(other.keys.test.secretKey)).toBe(200);
   }, 60_000);
 });
+
+describe('npx malipo stores:create --owner-email', () => {
+  it('creates the store with its dashboard owner, whose printed password signs in; an existing person just becomes owner', async () => {
+    const made = await malipo('stores:create', '--name', 'CLI Owned Shop', '--owner-email', 'Ops@Example.test');
+    expect([made.code, made.stderr]).toEqual([0, '']);
+    expect(made.out).toMatchObject({ clientId: expect.stringMatching(/^cli_/), owner: { email: 'ops@example.test', password: expect.stringMatching(/^[A-Za-z0-9]{20}$/) } });
+    const signIn = (email: string, password: string) => stack.request({
+      method: 'POST', url: '/dashboard/login', payload: new URLSearchParams({ email, password }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl },
+    });
+    const res = await signIn('ops@example.test', made.out.owner.password);
+    expect([res.status, res.headers.location]).toEqual([303, '/dashboard']);
+
+    const second = await malipo('stores:create', '--name', 'CLI Second Shop', '--owner-email', 'ops@example.test');
+    expect([second.code, second.stderr]).toEqual([0, '']);
+    expect(second.out.owner).toEqual({ email: 'ops@example.test' });
+
+    const bad = await malipo('stores:create', '--name', 'Never Made', '--owner-email', 'not-an-email');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not an email address');
+  });
+});
