@@ -117,7 +117,9 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       const rateLimitStore: RateLimitStore = config.redisUrl ? redisRateLimitStore(config.redisUrl) : memoryRateLimitStore();
       stops.push(() => rateLimitStore.close());
       const rates = rateServiceFor(config, pool);
-      const app: FastifyInstance = await buildApp({ config, pool, temporal, rateLimitStore, rates, logger });
+      // The dashboard links workflows to the embedded dev server's UI unless TEMPORAL_UI_URL names one.
+      const apiConfig = { ...config, temporal: { ...config.temporal, uiUrl: config.temporal.uiUrl ?? temporalUiUrl } };
+      const app: FastifyInstance = await buildApp({ config: apiConfig, pool, temporal, rateLimitStore, rates, logger });
       await app.listen({ host: config.host, port: config.port });
       stops.push(() => app.close());
       apiUrl = config.publicBaseUrl;

@@ -3,6 +3,7 @@ import { railIds, type RailId } from '../../domain/rails.js';
 import { railFacts as rails } from '../../rails/registry.js';
 import { linkStatuses } from '../../domain/states.js';
 import type { FormErrors } from './forms.js';
+import { can } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, fieldError, formatTime, formError } from './layout.js';
 import type { DashboardSession } from './session.js';
@@ -10,6 +11,8 @@ import type { DashboardSession } from './session.js';
 export interface LinksView {
   links: PaymentLinkDto[];
   status: string | undefined;
+  /** The exact merchantRef searched for, if any. */
+  merchantRef: string | undefined;
   page: number;
   limit: number;
   total: number;
@@ -61,19 +64,34 @@ ${field({ name: 'merchantRef', label: 'Your reference', value: value('merchantRe
 ${field({ name: 'expiresInMinutes', label: 'Expires in (minutes)', type: 'number', value: value('expiresInMinutes'), errors: e, placeholder: '1440' })}
 ${field({ name: 'redirectUrl', label: 'Return address', type: 'url', value: value('redirectUrl'), errors: e, hint: 'Optional: where the checkout sends the customer back' })}
 </div>
+${metadataField(value('metadata'), e)}
 <button type="submit" class="primary">Create link</button>
 </form>
 </section>`;
 }
 
+/** Metadata as a JSON object, checked by the API's own schema (depth, 16 KB) once parsed. */
+function metadataField(value: string | undefined, e: FormErrors): SafeHtml {
+  const error = e.fields.metadata;
+  return html`<div class="field">
+  <label for="f-metadata">Metadata (JSON object)</label>
+  <textarea id="f-metadata" name="metadata" rows="3" spellcheck="false" placeholder='{"orderId": "A-17"}'${error ? html` aria-invalid="true"` : ''} aria-describedby="f-metadata-hint${error ? ' f-metadata-error' : ''}">${value ?? ''}</textarea>
+  <small id="f-metadata-hint" class="hint">Optional: your own data, returned as sent in the API and webhooks (at most 16 KB)</small>
+  ${fieldError(e, 'metadata')}
+</div>`;
+}
+
 function filter(v: LinksView): SafeHtml {
-  return html`<form method="get" action="/dashboard" class="filter">
+  return html`<form method="get" action="/dashboard" class="filter" role="search">
 <label for="status">Status</label>
 <select id="status" name="status">
 <option value="">All</option>
 ${linkStatuses.map((s) => html`<option value="${s}"${s === v.status ? html` selected` : ''}>${s.charAt(0) + s.slice(1).toLowerCase()}</option>`)}
 </select>
+<label for="merchantRef">Reference</label>
+<input id="merchantRef" name="merchantRef" type="search" value="${v.merchantRef ?? ''}" placeholder="exact, e.g. order-77" maxlength="200">
 <button type="submit">Filter</button>
+${v.status || v.merchantRef ? html`<a href="/dashboard" class="small">Clear</a>` : ''}
 </form>`;
 }
 
@@ -83,12 +101,15 @@ function amount(l: PaymentLinkDto): string {
 }
 
 function table(v: LinksView): SafeHtml {
-  if (v.links.length === 0) return html`<p class="empty">No payment links${v.status ? ` with status ${v.status}` : ''} yet.</p>`;
+  if (v.links.length === 0) {
+    const filters = [v.status && `with status ${v.status}`, v.merchantRef && `with reference “${v.merchantRef}”`].filter(Boolean).join(' and ');
+    return html`<p class="empty">No payment links${filters ? ` ${filters}` : ''} yet.</p>`;
+  }
   return html`<table class="table" data-testid="links">
 <thead><tr><th>Link</th><th>Status</th><th>Amount</th><th>Rails</th><th>Reference</th><th>Created</th><th>Expires</th></tr></thead>
 <tbody>${v.links.map(
     (l) => html`<tr data-link="${l.id}">
-<td><a href="${l.checkoutUrl}" target="_blank" rel="noopener">${l.id}</a>${l.description ? html`<br><small>${l.description}</small>` : ''}</td>
+<td><a href="/dashboard/links/${l.id}" class="link-id">${l.id}</a>${l.description ? html`<br><small>${l.description}</small>` : ''}</td>
 <td><span class="status status-${l.status.toLowerCase()}">${l.status}</span></td>
 <td>${amount(l)}</td>
 <td>${l.enabledRails.map((r) => rails[r as RailId]?.displayName ?? r).join(', ')}</td>
@@ -102,7 +123,8 @@ function table(v: LinksView): SafeHtml {
 
 function pagination(v: LinksView): SafeHtml {
   const pages = Math.max(1, Math.ceil(v.total / v.limit));
-  const href = (page: number) => `/dashboard?${new URLSearchParams({ ...(v.status ? { status: v.status } : {}), page: String(page) })}`;
+  const href = (page: number) =>
+    `/dashboard?${new URLSearchParams({ ...(v.status ? { status: v.status } : {}), ...(v.merchantRef ? { merchantRef: v.merchantRef } : {}), page: String(page) })}`;
   return html`<nav class="pager" aria-label="Pages">
 ${v.page > 1 ? html`<a href="${href(v.page - 1)}" rel="prev">← Newer</a>` : html`<span></span>`}
 <span class="muted">Page ${v.page} of ${pages} · ${v.total} link${v.total === 1 ? '' : 's'}</span>
@@ -112,7 +134,7 @@ ${v.page < pages ? html`<a href="${href(v.page + 1)}" rel="next">Older →</a>` 
 
 export function linksBody(session: DashboardSession, v: LinksView, banner: SafeHtml): SafeHtml {
   return html`${banner}
-${createForm(session, v)}
+${can(session, 'developer') ? createForm(session, v) : ''}
 <section class="card" aria-labelledby="all-links">
 <div class="row"><h2 id="all-links">Payment links</h2>${filter(v)}</div>
 ${table(v)}

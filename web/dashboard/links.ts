@@ -3,23 +3,38 @@ import type { ApiDeps } from '../../api/deps.js';
 import { parseInput } from '../../api/route.js';
 import { createPaymentLinkRoute } from '../../api/routes/payment-links/create.js';
 import { listPaymentLinksRoute } from '../../api/routes/payment-links/list.js';
-import { createPaymentLink, findPaymentLink, listPaymentLinks } from '../../services/payment-links/payment-links.js';
+import { createPaymentLink, findPaymentLink, listPaymentLinks, type LinkListQuery } from '../../services/payment-links/payment-links.js';
 import { availableRailsOf } from '../../services/stores/stores.js';
 import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
-import type { LinkStatus } from '../../domain/states.js';
 import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardPage, notice } from './layout.js';
 import { linksBody } from './links-view.js';
+import { registerLinkDetailPage } from './link-detail.js';
 import type { DashboardSession } from './session.js';
 
-const createFields = ['enabledRails', 'usdtAmount', 'mobileMoneyAmount', 'description', 'merchantRef', 'expiresInMinutes', 'redirectUrl'];
+const createFields = ['enabledRails', 'usdtAmount', 'mobileMoneyAmount', 'description', 'merchantRef', 'expiresInMinutes', 'redirectUrl', 'metadata'];
+
+/**
+ * The metadata textarea as the JSON value the API would receive: text that is not JSON is refused
+ * here, with the field named; any JSON goes on to the API's schema (an object, depth, 16 KB).
+ */
+function metadataOf(form: Form): unknown {
+  const raw = optionalText(form, 'metadata');
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (err) {
+    throw new AppError('invalid_field', `Invalid 'metadata': must be a JSON object such as {"orderId": "A-17"} (${(err as Error).message}).`, 'metadata');
+  }
+}
 
 /** The form as the API's JSON body: the same schema (imported from the route) then checks it. */
 function createBody(form: Form): Record<string, unknown> {
   return {
+    metadata: metadataOf(form),
     enabledRails: form.getAll('enabledRails'),
     usdtAmount: optionalText(form, 'usdtAmount'),
     mobileMoneyAmount: optionalNumber(form, 'mobileMoneyAmount'),
@@ -32,6 +47,7 @@ function createBody(form: Form): Record<string, unknown> {
 
 interface Listing {
   status?: string;
+  merchantRef?: string;
   page?: string;
 }
 
@@ -44,7 +60,7 @@ async function renderOverview(
   banner: SafeHtml,
 ): Promise<string> {
   const { auth } = session;
-  let query: { status?: LinkStatus; page: number; limit: number };
+  let query: LinkListQuery;
   let listError: string | undefined;
   try {
     query = parseInput(listPaymentLinksRoute.query!, pick(listing), 'query');
@@ -56,6 +72,7 @@ async function renderOverview(
   const view = {
     links: page.data,
     status: query.status,
+    merchantRef: query.merchantRef,
     page: query.page,
     limit: query.limit,
     total: page.total,
@@ -65,7 +82,8 @@ async function renderOverview(
   return dashboardPage(session, 'links', 'Payment links', linksBody(session, view, html`${banner}${notice('error', listError)}`));
 }
 
-const pick = (l: Listing) => Object.fromEntries(Object.entries({ status: l.status, page: l.page }).filter(([, v]) => typeof v === 'string' && v !== ''));
+const pick = (l: Listing) =>
+  Object.fromEntries(Object.entries({ status: l.status, merchantRef: l.merchantRef?.trim(), page: l.page }).filter(([, v]) => typeof v === 'string' && v !== ''));
 
 async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unknown): Promise<SafeHtml> {
   if (typeof id !== 'string' || !isId('paymentLink', id)) return html``;
@@ -73,15 +91,17 @@ async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unkno
   if (!link) return html``;
   return notice('ok', html`Payment link <strong>${link.id}</strong> created. Send your customer
 <a href="${link.checkoutUrl}" target="_blank" rel="noopener" data-testid="created-link">${link.checkoutUrl}</a>
-<button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button>`);
+<button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button> · <a href="/dashboard/links/${link.id}">details</a>`);
 }
 
 export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
+  registerLinkDetailPage(app, deps);
   app.get(
     '/',
     withSession(deps, async (session, request, reply) => {
       const q = request.query as Record<string, unknown>;
-      const listing = { status: typeof q.status === 'string' ? q.status : undefined, page: typeof q.page === 'string' ? q.page : undefined };
+      const one = (name: string) => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
+      const listing = { status: one('status'), merchantRef: one('merchantRef'), page: one('page') };
       const banner = await createdBanner(deps, session, q.created);
       const defaults = { enabledRails: [] as string[] };
       return sendPage(reply, 200, await renderOverview(deps, session, listing, { values: defaults, errors: noErrors }, banner));
@@ -100,6 +120,6 @@ export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
       const values: Record<string, string | string[]> = { enabledRails: form.getAll('enabledRails') };
       for (const name of createFields.slice(1)) values[name] = form.get(name) ?? '';
       return sendPage(reply, result.status, await renderOverview(deps, session, {}, { values, errors: result.errors }, html``));
-    }),
+    }, { role: 'developer' }),
   );
 }

@@ -1,5 +1,4 @@
-import { cancelPaymentLink } from '../../../temporal-client/index.js';
-import { executeLinkUpdate, getPaymentLink } from '../../../services/payment-links/payment-links.js';
+import { cancelStoreLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
 
@@ -12,8 +11,5 @@ export const cancelPaymentLinkRoute = defineRoute({
   auth: 'secret',
   params: linkIdParams,
   responses: { 200: { description: 'The cancelled link', schema: paymentLinkDetailSchema } },
-  handler: async ({ deps, auth, params }) => {
-    await executeLinkUpdate(deps, auth, params.id, 'cancel', (t) => cancelPaymentLink(t, params.id));
-    return getPaymentLink(deps, auth, params.id);
-  },
+  handler: async ({ deps, auth, params }) => cancelStoreLink(deps, auth, params.id),
 });

@@ -21,6 +21,7 @@ export const listPaymentLinksRoute = defineRoute({
   auth: 'secret',
   query: z.strictObject({
     status: z.enum(linkStatuses).optional(),
+    merchantRef: z.string().min(1).max(200).optional().describe('Only links whose merchantRef is exactly this (case-sensitive)'),
     limit: intParam(1, 100, 20),
     page: intParam(1, 1_000_000, 1),
   }),

@@ -1,8 +1,6 @@
 import { z } from 'zod/v4';
-import { AppError } from '../../../domain/errors.js';
 import { railIds } from '../../../domain/rails.js';
-import { simulateLinkPayment } from '../../../temporal-client/index.js';
-import { executeLinkUpdate, getPaymentLink } from '../../../services/payment-links/payment-links.js';
+import { simulateStorePayment } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
 
@@ -16,11 +14,5 @@ export const simulatePaymentRoute = defineRoute({
   params: linkIdParams,
   body: z.strictObject({ rail: z.enum(railIds) }),
   responses: { 200: { description: 'The link after the payment', schema: paymentLinkDetailSchema } },
-  handler: async ({ deps, auth, params, body }) => {
-    if (auth.environment !== 'test') {
-      throw new AppError('live_mode_forbidden', 'Simulated payments need a test key (sk_test_…); live links are paid for real.');
-    }
-    await executeLinkUpdate(deps, auth, params.id, 'simulate', (t) => simulateLinkPayment(t, params.id, body.rail));
-    return getPaymentLink(deps, auth, params.id);
-  },
+  handler: async ({ deps, auth, params, body }) => simulateStorePayment(deps, auth, params.id, body.rail),
 });
