@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 import { newId } from '../domain/ids.js';
 
-export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid';
+export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'webhook_endpoint.tested';
 
 export interface StoredEvent {
   id: string;
@@ -61,4 +61,31 @@ function toEvent(row: z.infer<typeof eventRow>): StoredEvent {
     createdAt: row.created_at,
     payload: row.payload,
   };
+}
+
+/**
+ * Writes an event meant for one endpoint only (a test event), already marked dispatched so the
+ * outbox sweeper never fans it out. Its id is chosen by the caller (reserved on an
+ * Idempotency-Key, or derived from the dashboard form), so a repeated request finds the event it
+ * wrote the first time. Returns the stored event, which may be an older one with that id.
+ */
+export async function insertDirectedEvent(
+  db: CommonQueryMethods,
+  e: { id: string; storeId: string; environment: Environment; type: EventType; data: unknown; createdAt: string },
+): Promise<StoredEvent> {
+  const payload = { id: e.id, type: e.type, createdAt: e.createdAt, environment: e.environment, data: e.data };
+  await db.query(sql.unsafe`
+    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at, dispatched_at)
+    VALUES (${e.id}, ${e.storeId}, ${e.environment}, ${e.type}, ${`directed:${e.id}`}, ${sql.jsonb(payload as never)}, ${e.createdAt}, now())
+    ON CONFLICT DO NOTHING`);
+  return (await findEvent(db, e.id))!;
+}
+
+/** The payloads of some of a store's events in one environment (the delivery log shows them). */
+export async function findStoreEvents(db: CommonQueryMethods, scope: { storeId: string; environment: Environment }, ids: readonly string[]): Promise<StoredEvent[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.any(sql.type(eventRow)`
+    SELECT id, store_id, environment, type, created_at, payload FROM events
+    WHERE id = ANY(${sql.array([...ids], 'text')}) AND store_id = ${scope.storeId} AND environment = ${scope.environment}`);
+  return rows.map(toEvent);
 }

@@ -120,18 +120,20 @@ export async function findLinkById(db: CommonQueryMethods, id: string): Promise<
 
 export async function listLinks(
   pool: DatabasePool,
-  q: { storeId: string; environment: Environment; status?: LinkStatus; limit: number; page: number },
+  q: { storeId: string; environment: Environment; status?: LinkStatus; merchantRef?: string; limit: number; page: number },
 ): Promise<{ rows: LinkRow[]; total: number }> {
-  const statusFilter = q.status ? sql.fragment`AND status = ${q.status}` : sql.fragment``;
+  // An exact reference: served by payment_links_merchant_ref_idx (migration 0023), newest first.
+  const filters = sql.fragment`${q.status ? sql.fragment`AND status = ${q.status}` : sql.fragment``}
+    ${q.merchantRef !== undefined ? sql.fragment`AND merchant_ref = ${q.merchantRef}` : sql.fragment``}`;
   const [rows, total] = await Promise.all([
     pool.any(sql.type(linkRowSchema)`
       SELECT ${columns} FROM payment_links
-      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${statusFilter}
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${filters}
       ORDER BY created_at DESC, id DESC
       LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}`),
     pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM payment_links
-      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${statusFilter}`),
+      WHERE store_id = ${q.storeId} AND environment = ${q.environment} AND kind = 'payment_link' ${filters}`),
   ]);
   return { rows: [...rows], total };
 }
@@ -186,14 +188,16 @@ function parsePayments(payments: unknown[]): LinkPaymentRow[] {
  */
 export async function findCheckoutLinkWithPayments(
   db: CommonQueryMethods, id: string,
-): Promise<{ row: LinkRow; storeName: string; payments: LinkPaymentRow[] } | null> {
-  const found = await db.maybeOne(sql.type(linkRowSchema.extend({ store_name: z.string(), payments: z.array(z.unknown()) }))`
+): Promise<{ row: LinkRow; storeName: string; storeLogo: string | null; payments: LinkPaymentRow[] } | null> {
+  const found = await db.maybeOne(sql.type(linkRowSchema.extend({ store_name: z.string(), store_logo: z.string().nullable(), payments: z.array(z.unknown()) }))`
     SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name,
+      (SELECT l.sha256 || ' ' || l.content_type FROM store_logos l WHERE l.store_id = payment_links.store_id) AS store_logo,
       CASE WHEN status IN ('PENDING', 'PROCESSING') THEN ${paymentsJson} ELSE '[]' END AS payments
     FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
   if (!found) return null;
-  const { payments, store_name, ...row } = found;
-  return { row: row as LinkRow, storeName: store_name, payments: parsePayments(payments) };
+  // store_logo: "<sha256> <content type>" of the store's checkout logo (migration 0024), or null.
+  const { payments, store_name, store_logo, ...row } = found;
+  return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments) };
 }
 
 export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {

@@ -234,6 +234,13 @@ export async function listDeliveries(pool: DatabasePool, endpointId: string, lim
     WHERE d.endpoint_id = ${endpointId} ORDER BY d.created_at DESC, d.attempt DESC LIMIT ${limit}`);
 }
 
+/** The first logged attempt of an event at an endpoint, or null while none finished. */
+export async function findFirstDelivery(pool: DatabasePool, endpointId: string, eventId: string): Promise<DeliveryRow | null> {
+  return pool.maybeOne(sql.type(deliveryRow)`
+    SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.endpoint_id = ${endpointId} AND d.event_id = ${eventId} ORDER BY d.attempt LIMIT 1`);
+}
+
 /** What decides whether an endpoint whose delivery ran out of attempts has been failing for days. */
 export async function failureHistory(
   pool: DatabasePool,

@@ -29,6 +29,7 @@ import { listWebhookDeliveries } from './webhook-endpoints/list-deliveries.js';
 import { listWebhookEndpoints } from './webhook-endpoints/list.js';
 import { retryWebhookDelivery } from './webhook-endpoints/retry-delivery.js';
 import { rollWebhookEndpointSecret } from './webhook-endpoints/roll-secret.js';
+import { sendWebhookTestEvent } from './webhook-endpoints/send-test-event.js';
 import { createApiKeyRoute } from './keys/create.js';
 import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
@@ -58,6 +59,7 @@ export const allRoutes: RouteDef[] = [
   rollWebhookEndpointSecret,
   listWebhookDeliveries,
   retryWebhookDelivery,
+  sendWebhookTestEvent,
   connectTronWalletRoute,
   disconnectTronWalletRoute,
   connectEvmWalletRoute,

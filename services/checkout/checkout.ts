@@ -7,6 +7,15 @@ import type { ServiceDeps } from '../deps.js';
 import { checkoutDto, type CheckoutProgress } from './dto.js';
 import { confirmationsAt, mobileMoneyAttempt, seenDeposit } from './progress.js';
 import type { CheckoutView } from './view.js';
+import { logoPath } from '../stores/settings.js';
+import type { LogoRef } from '../../db/store-branding-repo.js';
+
+/** The store's logo on our own origin (the checkout's CSP allows no other), from "<sha256> <content type>". */
+function logoUrlOf(deps: CheckoutDeps, stored: string | null): string | null {
+  if (!stored) return null;
+  const [sha256, contentType] = stored.split(' ') as [string, LogoRef['contentType']];
+  return `${deps.config.publicBaseUrl}${logoPath({ sha256, contentType })}`;
+}
 
 type CheckoutDeps = Pick<ServiceDeps, 'pool' | 'config'>;
 
@@ -14,7 +23,7 @@ type CheckoutDeps = Pick<ServiceDeps, 'pool' | 'config'>;
 export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<CheckoutView | null> {
   const found = await findCheckoutLinkWithPayments(deps.pool, linkId);
   if (!found) return null;
-  return checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments));
+  return { ...checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments)), storeLogoUrl: logoUrlOf(deps, found.storeLogo) };
 }
 
 /**

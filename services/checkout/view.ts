@@ -51,6 +51,8 @@ export interface CheckoutView {
   status: LinkStatus;
   environment: Environment;
   storeName: string;
+  /** The store's logo, served by us under its content hash (the settings page uploads it); null without one. */
+  storeLogoUrl?: string | null;
   description: string | null;
   usdtAmount: string;
   /** USDT still to pay: the amount less confirmed payments (what an underpaid customer sends). */

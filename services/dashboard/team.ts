@@ -73,6 +73,11 @@ export async function removeMember(deps: Deps, storeId: string, userId: string):
 const spentInvitation = () =>
   new AppError('not_found', 'This invitation is not valid any more: it was used, withdrawn or is older than 7 days. Ask for a new one.');
 
+/** Whether the invited email already has an account (the invitation page then asks for its password). */
+export async function invitedAccountExists(deps: Deps, email: string): Promise<boolean> {
+  return (await findUserByEmail(deps.pool, email)) !== null;
+}
+
 /** The open invitation a token names, or a 404 (unknown, used, revoked or expired alike). */
 export async function openInvitation(deps: Deps, token: string): Promise<InvitationRow> {
   const found = isInvitationToken(token) ? await findOpenInvitation(deps.pool, hashInvitationToken(token)) : null;

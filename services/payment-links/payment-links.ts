@@ -1,10 +1,11 @@
 import { findLink, findLinkWithPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
+import { findDefaultRedirectUrl } from '../../db/store-branding-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { Client } from '@temporalio/client';
-import { updateFailureToAppError, type LinkUpdate } from '../../temporal-client/index.js';
+import { cancelPaymentLink, simulateLinkPayment, updateFailureToAppError, type LinkUpdate } from '../../temporal-client/index.js';
 import { paymentLinkDetailDto, paymentLinkDto } from './dto.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
@@ -75,7 +76,8 @@ export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, inp
     description: input.description ?? null,
     merchantRef: input.merchantRef ?? null,
     metadata: input.metadata ?? null,
-    redirectUrl: input.redirectUrl ?? null,
+    // Without one of its own, a link takes the store's default for its environment (the settings page).
+    redirectUrl: input.redirectUrl ?? (await findDefaultRedirectUrl(deps.pool, auth.storeId, auth.environment)),
     expiresInMinutes: input.expiresInMinutes,
   });
   return paymentLinkDto(row, deps.config);
@@ -87,8 +89,16 @@ export async function getPaymentLink(deps: ServiceDeps, auth: StoreScope, id: st
   return paymentLinkDetailDto(found.row, found.payments, deps.config);
 }
 
+export interface LinkListQuery {
+  status?: LinkStatus;
+  /** Only links whose merchantRef is exactly this. */
+  merchantRef?: string;
+  page: number;
+  limit: number;
+}
+
 /** One page of the store's links, newest first. */
-export async function listPaymentLinks(deps: ServiceDeps, scope: StoreScope, query: { status?: LinkStatus; page: number; limit: number }) {
+export async function listPaymentLinks(deps: ServiceDeps, scope: StoreScope, query: LinkListQuery) {
   const { rows, total } = await listLinks(deps.pool, { storeId: scope.storeId, environment: scope.environment, ...query });
   return {
     data: rows.map((r) => paymentLinkDto(r, deps.config)),
@@ -131,4 +141,19 @@ export async function executeLinkUpdate<Ret>(
     deps.logger?.error({ err, linkId }, 'payment-link update failed');
     throw new AppError('upstream_failed', 'The payment engine could not complete the request; nothing was charged. Retry shortly.');
   }
+}
+
+/** Cancels a PENDING link of the store through its workflow (409 otherwise); the link as it is now. */
+export async function cancelStoreLink(deps: ServiceDeps, auth: StoreScope, id: string) {
+  await executeLinkUpdate(deps, auth, id, 'cancel', (t) => cancelPaymentLink(t, id));
+  return getPaymentLink(deps, auth, id);
+}
+
+/** Test mode only: pays a PENDING link of the store with a simulated payment, through the real workflow path. */
+export async function simulateStorePayment(deps: ServiceDeps, auth: StoreScope, id: string, rail: RailId) {
+  if (auth.environment !== 'test') {
+    throw new AppError('live_mode_forbidden', 'Simulated payments need a test key (sk_test_…); live links are paid for real.');
+  }
+  await executeLinkUpdate(deps, auth, id, 'simulate', (t) => simulateLinkPayment(t, id, rail));
+  return getPaymentLink(deps, auth, id);
 }

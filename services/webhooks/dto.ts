@@ -1,6 +1,6 @@
 import type { DeliveryRow, EndpointRow } from '../../db/webhook-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import type { WebhookEventType } from '../../domain/webhooks/event-types.js';
+import type { DeliveredEventType, WebhookEventType } from '../../domain/webhooks/event-types.js';
 
 /** A webhook endpoint as merchants see it: never its secrets. */
 export interface EndpointDto {
@@ -18,7 +18,7 @@ export interface EndpointDto {
 export interface DeliveryDto {
   id: string;
   eventId: string;
-  eventType: WebhookEventType;
+  eventType: DeliveredEventType;
   attempt: number;
   status: 'succeeded' | 'failed';
   responseStatus: number | null;
@@ -46,7 +46,7 @@ export function deliveryDto(row: DeliveryRow): DeliveryDto {
   return {
     id: row.id,
     eventId: row.event_id,
-    eventType: row.event_type as WebhookEventType,
+    eventType: row.event_type as DeliveredEventType,
     attempt: row.attempt,
     status: row.status,
     responseStatus: row.response_status,

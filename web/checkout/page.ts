@@ -61,6 +61,8 @@ export function renderCheckoutPanel(v: CheckoutView, o: PageOptions): string {
   return [
     `<div class="head">`,
     v.environment === 'test' ? `<p class="badge">${esc(t(lang, 'testMode'))}</p>` : '',
+    // The logo is decorative next to the store's name (alt=""), and comes from our own origin.
+    v.storeLogoUrl ? `<img class="store-logo" src="${esc(v.storeLogoUrl)}" alt="" data-testid="store-logo">` : '',
     `<h1>${esc(t(lang, 'pageTitle', { store: v.storeName }))}</h1>`,
     v.description ? `<p class="muted">${esc(v.description)}</p>` : '',
     `<p class="amount"><span class="sr-only">${esc(t(lang, 'amountToPay'))}: </span><span data-testid="amount">${esc(amount)}</span></p>`,

@@ -8,6 +8,7 @@ import { isRailId } from '../../domain/rails.js';
 import { languageCookie, pickLanguage, type Lang } from './i18n.js';
 import { renderCheckoutPage, renderCheckoutPanel, renderNotFoundPage, type PageOptions } from './page.js';
 import { sendPromptFromForm } from './pay-form.js';
+import { registerStoreLogoRoute } from './logo.js';
 
 const linkId = /^pl_[0-9a-z]{24}$/;
 /** Page views, panel refreshes and QR codes per IP per minute (many customers share a carrier's IP). */
@@ -87,6 +88,8 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
       const options: PageOptions = { lang, chosen, rail: 'MOBILE_MONEY', echo: { phone: form.get('phoneNumber') ?? '', error: outcome.message } };
       return reply.status(outcome.status).send(renderCheckoutPage(found, options));
     });
+
+    registerStoreLogoRoute(scope, deps, pageLimit);
 
     scope.get('/p/:id/qr/:file', { onRequest: pageLimit }, async (request, reply) => {
       const { file } = request.params as { file: string };

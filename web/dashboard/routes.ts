@@ -5,11 +5,14 @@ import { AppError } from '../../domain/errors.js';
 import { isCsrfRefusal, refuseForgedRequest, sendPage } from './handlers.js';
 import { html } from './html.js';
 import { plainPage } from './layout.js';
+import { registerAccountPages } from './account.js';
 import { registerKeysPage } from './keys.js';
 import { registerLinksPage } from './links.js';
 import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
 import { registerCookiePlugins } from './plugins.js';
+import { registerTeamPages } from './team.js';
+import { registerSettingsPage } from './settings.js';
 import { registerWalletsPage } from './wallets.js';
 import { registerWebhookDeliveriesPage } from './webhook-deliveries.js';
 import { registerWebhooksPage } from './webhooks.js';
@@ -59,6 +62,9 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWebhooksPage(scope, deps);
       registerWebhookDeliveriesPage(scope, deps);
       registerKeysPage(scope, deps);
+      registerAccountPages(scope, deps);
+      registerTeamPages(scope, deps);
+      registerSettingsPage(scope, deps);
     },
     { prefix: '/dashboard' },
   );

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import { acceptInvitation, cancelInvitation, changeMemberRole, inviteMember, openInvitation, removeMember, teamOf } from '../../services/dashboard/team.js';
-import { findUserByEmail } from '../../db/dashboard-user-repo.js';
+import {
+  acceptInvitation, cancelInvitation, changeMemberRole, invitedAccountExists, inviteMember, openInvitation, removeMember, teamOf,
+} from '../../services/dashboard/team.js';
 import { AppError } from '../../domain/errors.js';
 import { roleLabels, roles, type Role } from '../../domain/roles.js';
 import { attempt, formOf, noErrors, type FormErrors } from './forms.js';
@@ -134,7 +135,7 @@ it is shown only now, works once, for 7 days:<br><code data-testid="invitation-l
     const { token } = request.params as { token: string };
     const invitation = await openInvitation(deps, token);
     const session = await loadSession(deps, request, reply);
-    const exists = (await findUserByEmail(deps.pool, invitation.email)) !== null;
+    const exists = await invitedAccountExists(deps, invitation.email);
     return sendPage(reply, 200, invitationPage(token, invitation, session, exists, noErrors));
   });
 
@@ -149,7 +150,7 @@ it is shown only now, works once, for 7 days:<br><code data-testid="invitation-l
     const form = formOf(request);
     const session = await loadSession(deps, request, reply);
     const password = form.get('password') ?? '';
-    const exists = (await findUserByEmail(deps.pool, invitation.email)) !== null;
+    const exists = await invitedAccountExists(deps, invitation.email);
     const result = await attempt(async () => {
       if (session && session.user.email === invitation.email) {
         // The signed-in person: the session's CSRF token must be in the form.

@@ -23,6 +23,7 @@ export const checkoutViewSchema = z.object({
   status: z.enum(['PENDING', 'PROCESSING', 'CONFIRMED', 'EXPIRED', 'CANCELLED']),
   environment: z.enum(['test', 'live']),
   storeName: z.string(),
+  storeLogoUrl: z.string().nullable().optional().describe("The store's logo, served by this server under its content hash; null without one"),
   description: z.string().nullable(),
   usdtAmount: usdt('The link amount'),
   amountDue: usdt('Still to pay: the amount less confirmed payments'),

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { environments } from '../../../domain/environment.js';
-import { webhookEventTypes } from '../../../domain/webhooks/event-types.js';
+import { deliveredEventTypes, webhookEventTypes } from '../../../domain/webhooks/event-types.js';
 import type { DeliveryDto, EndpointDto } from '../../../services/webhooks/dto.js';
 import type { Same } from '../../schema-types.js';
 
@@ -18,7 +18,7 @@ export const endpointSchema = z.object({
 export const deliverySchema = z.object({
   id: z.string().describe('Delivery attempt id, wd_…'),
   eventId: z.string().describe('The event id, also sent as the webhook-id header'),
-  eventType: z.enum(webhookEventTypes),
+  eventType: z.enum(deliveredEventTypes).describe('The event type; webhook_endpoint.tested for a test event'),
   attempt: z.number().int().describe('1 for the first send of this event to this endpoint, counting manual retries'),
   status: z.enum(['succeeded', 'failed']),
   responseStatus: z.number().int().nullable().describe('HTTP status, null when no response came'),
