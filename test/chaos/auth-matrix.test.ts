@@ -5,7 +5,9 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { newId } from '../../domain/ids.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
+import { hashInvitationToken, inviteMember, removeMember } from '../../services/dashboard/team.js';
 import { sandboxPaybill } from '../helpers/daraja.js';
+import { dashboardUser, signInHttp, type DashboardUser } from '../helpers/dashboard-users.js';
 import { randomAccountXpubs, solanaWallet } from '../helpers/fixtures.js';
 import {
   apiCaller, appRoutes, connectEveryRail, countTemporalWrites, errorBodyProblem, fillPath, nextClientIp, pathParams, routeName, send, settle, startHostileStack,
@@ -20,6 +22,8 @@ import { registerSecrets, writeReport } from './harness/report.js';
  * the other environment's key, and another store's key with this store's object ids (BOLA). Each
  * gets its exact status and error code; another store's (or environment's) view of an object is
  * exactly the answer for an id that does not exist; and nothing changes, in any table or in Temporal.
+ * The dashboard's routes alike with sessions: none, forged, ended (signed out, or its person
+ * removed from the store), another store's, and a role below the action's.
  */
 const scenario = 'auth-matrix';
 const merchant = sandboxPaybill('auth-matrix');
@@ -69,11 +73,32 @@ beforeAll(async () => {
     { kind: 'secret API key', value: spare.key }, { kind: 'secret API key', value: toRevoke.key }, { kind: 'webhook secret', value: endpoint.secret },
     { kind: 'M-Pesa consumer key', value: merchant.consumerKey }, { kind: 'M-Pesa consumer secret', value: merchant.consumerSecret },
   );
-  otherSession = await signIn(other.keys.test.secretKey);
-  const doomed = await api('POST', '/v1/keys', { kind: 'secret', name: 'session then revoked' });
-  revokedSession = await signIn(doomed.key);
-  await api('POST', `/v1/keys/${doomed.id}/revoke`, {});
-  secrets.push({ kind: 'secret API key', value: doomed.key });
+  // Dashboard people: the owner's, another store's owner, and sessions that ended.
+  const ownerUser = await dashboardUser(stack, owner);
+  const otherUser = await dashboardUser(stack, other);
+  const removed = await dashboardUser(stack, owner, 'developer');
+  const viewerUser = await dashboardUser(stack, owner, 'viewer');
+  const developerUser = await dashboardUser(stack, owner, 'developer');
+  otherSession = await signIn(otherUser);
+  viewerSession = await signIn(viewerUser);
+  developerSession = await signIn(developerUser);
+  endedSessions.push(await signIn(removed));
+  await removeMember(stack, owner.clientId, removed.userId);
+  const signedOut = await signIn(ownerUser);
+  const out = await send(stack.baseUrl, {
+    method: 'POST', path: '/dashboard/logout', localAddress: nextClientIp(), body: `csrf=${encodeURIComponent(signedOut.csrf)}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl, cookie: signedOut.cookie },
+  });
+  if (out.status !== 303) throw new Error(`dashboard sign-out: ${out.status}`);
+  endedSessions.push(signedOut);
+  ids.memberId = developerUser.userId;
+  const invitation = await inviteMember(stack, owner.clientId, ownerUser.userId, { email: 'invited@example.test', role: 'viewer' });
+  // The id the Team page's forms name an invitation by: the first 8 bytes of its token's hash.
+  ids.invitationId = hashInvitationToken(invitation.token).subarray(0, 8).toString('hex');
+  secrets.push(
+    ...[ownerUser, otherUser, removed, viewerUser, developerUser].map((u) => ({ kind: 'dashboard password', value: u.password })),
+    { kind: 'invitation token', value: invitation.token },
+  );
   fp = await TableFingerprint.open(stack.config.databaseUrl!);
   temporalWrites = countTemporalWrites(stack.temporal);
 }, 120_000);
@@ -91,21 +116,24 @@ afterAll(async () => {
   await daraja?.close();
 });
 
-let otherSession: { cookie: string; csrf: string };
-let revokedSession: { cookie: string; csrf: string };
+type Session = { cookie: string; csrf: string };
+let otherSession: Session;
+let viewerSession: Session;
+let developerSession: Session;
+/** Sessions that ended: their person was removed from the store, or signed out. */
+const endedSessions: Session[] = [];
 
-/** A dashboard session opened with `key`: its cookie and its CSRF token. */
-async function signIn(key: string): Promise<{ cookie: string; csrf: string }> {
-  const { baseUrl } = h.stack;
-  const res = await send(baseUrl, {
-    method: 'POST', path: '/dashboard/login', localAddress: nextClientIp(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: baseUrl }, body: new URLSearchParams({ secretKey: key }).toString(),
-  });
-  const cookie = [res.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('malipo_dashboard='))?.split(';')[0];
-  if (res.status !== 303 || !cookie) throw new Error(`dashboard sign-in: ${res.status}`);
-  const page = await send(baseUrl, { method: 'GET', path: '/dashboard', headers: { cookie } });
-  return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '' };
-}
+/** A dashboard session of `user`: its cookie and its CSRF token. */
+const signIn = (user: DashboardUser): Promise<Session> => signInHttp(h.stack.baseUrl, user, { localAddress: nextClientIp() });
+
+/** Dashboard pages anyone may open or post: signing in, signing up, accepting an invitation. */
+const publicDashboardRoutes = new Set(['/dashboard/login', '/dashboard/signup', '/dashboard/invitations/:token']);
+/** Actions any role may take: they change only the person's own session or account. */
+const anyRoleActions = new Set(['/dashboard/logout', '/dashboard/switch', '/dashboard/account/password', '/dashboard/account/sign-out-everywhere']);
+/** What a dashboard action needs besides its CSRF token to reach the object its path names. */
+const validForm: Record<string, string> = { '/dashboard/team/:userId/role': '&role=viewer' };
+/** Actions only an owner may take: where money goes, the store's settings and its team. */
+const ownerOnly = (url: string) => /^\/dashboard\/(mobile-money|wallets|settings|team)(\/|$)/.test(url);
 
 const apiRoute = (route: AppRoute): RouteDef | undefined => allRoutes.find((r) => r.method === route.method && r.url === route.url);
 
@@ -115,6 +143,8 @@ function ownerParam(route: AppRoute, name: string): string | null {
   if (name === 'linkId') return ids.linkId!;
   if (name === 'index' || name === 'slot' || name === 'file' || name === 'token' || name === '*') return null;
   if (name === 'deliveryId') return newId('webhookDelivery');
+  if (name === 'userId') return ids.memberId!;
+  if (route.url.includes('/team/invitations/')) return ids.invitationId!;
   if (route.url.includes('/keys')) return ids.keyId!;
   if (route.url.includes('webhook')) return ids.endpointId!;
   if (route.url.includes('invoices')) return ids.invoiceId!;
@@ -125,6 +155,8 @@ function ownerParam(route: AppRoute, name: string): string | null {
 function missingParam(route: AppRoute, name: string): string {
   if (name === 'clientId') return newId('store');
   if (name === 'deliveryId') return newId('webhookDelivery');
+  if (name === 'userId') return newId('dashboardUser');
+  if (route.url.includes('/team/invitations/')) return '0123456789abcdef';
   if (route.url.includes('/keys')) return newId('apiKey');
   if (route.url.includes('webhook')) return newId('webhookEndpoint');
   if (route.url.includes('invoices')) return newId('invoice');
@@ -185,9 +217,10 @@ describe('every route, every wrong credential', () => {
     const routes = appRoutes(h.stack.app);
     const prefix = h.stack.config.keyPrefix;
     let secretRoutes = 0;
+    let roleCases = 0;
     for (const route of routes) {
       const def = apiRoute(route);
-      const auth = def?.auth ?? (route.url.startsWith('/dashboard') ? 'session' : 'none');
+      const auth = def?.auth ?? (route.url.startsWith('/dashboard') && !publicDashboardRoutes.has(route.url) ? 'session' : 'none');
       const own = pathFor(route, 'owner');
       const missing = pathFor(route, 'missing');
       const hasObject = pathParams(route.url).some((p) => ownerParam(route, p) !== null);
@@ -234,25 +267,37 @@ describe('every route, every wrong credential', () => {
         expectError(`${name} another store's pk`, seen, 404, 'not_found');
         if (JSON.stringify(shape(seen)) !== JSON.stringify(shape(absent))) problems.push(`${name}: another store's pk tells the owner's store from a missing one`);
       } else if (auth === 'session') {
-        // No session, a forged cookie, a key sent instead, a session whose key was revoked:
-        // sign-in page (GET) or nothing done (POST).
-        if (route.url === '/dashboard/login') continue;
-        for (const cookie of [undefined, 'malipo_dashboard=not-a-token', `malipo_dashboard=${'A'.repeat(43)}`, revokedSession.cookie]) {
+        // No session, a forged cookie, a key sent instead, a session that ended (signed out, or its
+        // person removed from the store): sign-in page (GET) or nothing done (POST).
+        for (const cookie of [undefined, 'malipo_dashboard=not-a-token', `malipo_dashboard=${'A'.repeat(43)}`, ...endedSessions.map((e) => e.cookie)]) {
           const res = await attempt(route, { path: own, cookie, key: owner.keys.test.secretKey });
           const location = String(res.headers.location ?? '');
           if (res.status !== 303 || location !== '/dashboard/login') problems.push(`${name} with ${cookie ?? 'no cookie'}: ${res.status} → ${location}`);
         }
+        if (route.method === 'POST' && !anyRoleActions.has(route.url)) {
+          // A role below the action's, with the page's own token: 403 "Not allowed", nothing done.
+          const below: [string, Session][] = [['viewer', viewerSession], ...(ownerOnly(route.url) ? [['developer', developerSession] as [string, Session]] : [])];
+          for (const [role, session] of below) {
+            roleCases++;
+            const res = await attempt(route, { path: own, cookie: session.cookie, form: `csrf=${encodeURIComponent(session.csrf)}` });
+            if (res.status !== 403 || !res.text.includes('Not allowed')) problems.push(`${name} as a ${role}: ${res.status} ${res.text.includes('Not allowed') ? '' : '(not the "Not allowed" page)'}`);
+          }
+        }
         if (hasObject) {
           // Another store's session with this store's ids: the same page as an id that does not exist.
-          const seen = await attempt(route, { path: own, cookie: otherSession.cookie, form: `csrf=${encodeURIComponent(otherSession.csrf)}` });
-          const absent = await attempt(route, { path: missing, cookie: otherSession.cookie, form: `csrf=${encodeURIComponent(otherSession.csrf)}` });
+          const form = `csrf=${encodeURIComponent(otherSession.csrf)}${validForm[route.url] ?? ''}`;
+          const seen = await attempt(route, { path: own, cookie: otherSession.cookie, form });
+          const absent = await attempt(route, { path: missing, cookie: otherSession.cookie, form });
           // CSRF tokens are salted afresh on every page, so they are left out of the comparison.
           const page = (r: RawResponse) => ({
             status: r.status, html: String(r.headers['content-type'] ?? '').startsWith('text/html'),
             text: r.text.replace(/req_[0-9a-z]+/g, 'req').replace(/(we|key)_[0-9a-z]{24}/g, 'id').replace(/name="csrf" value="[^"]*"/g, 'name="csrf" value=""'),
           });
           if (seen.status !== 404 || JSON.stringify(page(seen)) !== JSON.stringify(page(absent))) {
-            problems.push(`${name}: another store's session sees ${seen.status}, a missing id ${absent.status}${seen.text === absent.text ? '' : ' (pages differ)'}`);
+            const [a, b] = [page(seen).text, page(absent).text];
+            let at = 0;
+            while (at < a.length && a[at] === b[at]) at++;
+            problems.push(`${name}: another store's session sees ${seen.status}, a missing id ${absent.status}${a === b ? '' : ` (pages differ: ${JSON.stringify(a.slice(Math.max(0, at - 80), at + 80))} vs ${JSON.stringify(b.slice(Math.max(0, at - 80), at + 80))})`}`);
           }
         }
       } else {
@@ -267,6 +312,7 @@ describe('every route, every wrong credential', () => {
       }
     }
     expect(secretRoutes).toBeGreaterThan(25);
+    expect(roleCases).toBeGreaterThan(20);
     expect(problems).toEqual([]);
   });
 });

@@ -11,7 +11,9 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { deployTestToken, startAnvil, type Anvil } from '../helpers/anvil.js';
+import { inviteMember } from '../../services/dashboard/team.js';
 import { sandboxPaybill } from '../helpers/daraja.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { solanaWallet } from '../helpers/fixtures.js';
 import {
   apiCaller, appRoutes, connectEveryRail, countTemporalWrites, errorBodyProblem, fillPath, nextClientIp, pathParams, routeName, send, settle, startHostileStack,
@@ -49,6 +51,8 @@ let current: Record<string, string>;
 const real: Record<string, string> = {};
 let dashboard: { cookie: string; csrf: string } = { cookie: '', csrf: '' };
 const formFields = new Map<string, Set<string>>();
+/** The actions of the forms that post (the others are filters, read with GET). */
+const postForms = new Set<string>();
 
 const counts = { fuzzedInputs: 0, http5xx: 0, partialWrites: 0, backgroundCoincidences: 0, status: {} as Record<string, number> };
 const problems: string[] = [];
@@ -92,10 +96,24 @@ beforeAll(async () => {
     pk: store.keys.test.publishableKey, evmXpub: xpubs.evm, tronXpub: xpubs.tron,
   });
   secrets.push({ kind: 'callback token', value: real.token! }, { kind: 'webhook secret', value: endpoint.secret }, { kind: 'secret API key', value: spare.key });
+  // Dashboard people: a colleague whose role and membership the Team forms change, and an open
+  // invitation (for someone with no account yet) for the invitation page and its cancel form.
+  const inviter = await dashboardUser(stack, store);
+  const colleague = await dashboardUser(stack, store, 'developer');
+  const invitation = await inviteMember(stack, store.clientId, inviter.userId, { email: 'fuzz-invited@example.test', role: 'viewer' });
+  Object.assign(real, { userId: colleague.userId, invitationToken: invitation.token });
+  secrets.push(
+    { kind: 'dashboard password', value: inviter.password }, { kind: 'dashboard password', value: colleague.password },
+    { kind: 'invitation token', value: invitation.token },
+  );
   await signInDashboard();
+  // Every dashboard page's forms: signed in, and the pages for visitors (sign-in, sign-up, an invitation).
   for (const page of appRoutes(stack.app).filter((r) => r.method === 'GET' && r.url.startsWith('/dashboard'))) {
-    const res = await send(stack.baseUrl, { method: 'GET', path: fillPath(page.url, { id: real.endpointId! }), headers: { cookie: dashboard.cookie } });
-    collectForms(res.text);
+    const path = fillPath(page.url, Object.fromEntries(pathParams(page.url).map((p) => [p, realParam(page, p)])));
+    for (const cookie of [dashboard.cookie, undefined]) {
+      const res = await send(stack.baseUrl, { method: 'GET', path, headers: cookie ? { cookie } : {} });
+      collectForms(res.text);
+    }
   }
   fp = await TableFingerprint.open(stack.config.databaseUrl!);
   temporalWrites = countTemporalWrites(stack.temporal);
@@ -125,25 +143,30 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
+/**
+ * Signs a new owner of the store in (a new person each time: the per-email sign-in limit would
+ * refuse one person signing in again and again), for the fuzz's dashboard requests.
+ */
 async function signInDashboard(): Promise<void> {
-  const { baseUrl } = h.stack;
-  const res = await send(baseUrl, {
-    method: 'POST', path: '/dashboard/login', localAddress: nextClientIp(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: baseUrl }, body: new URLSearchParams({ secretKey: key }).toString(),
-  });
-  const cookie = [res.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('malipo_dashboard='));
-  if (res.status !== 303 || !cookie) throw new Error(`dashboard sign-in: ${res.status}`);
-  const sessionCookie = cookie.split(';')[0]!;
-  const page = await send(baseUrl, { method: 'GET', path: '/dashboard', headers: { cookie: sessionCookie } });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1];
-  if (!csrf) throw new Error('no CSRF token on the dashboard');
-  dashboard = { cookie: sessionCookie, csrf };
-  collectForms(page.text);
+  const user = await dashboardUser(h.stack, store);
+  secrets.push({ kind: 'dashboard password', value: user.password });
+  const session = await signInHttp(h.stack.baseUrl, user, { localAddress: nextClientIp() });
+  if (!session.csrf) throw new Error('no CSRF token on the dashboard');
+  dashboard = session;
+  collectForms((await send(h.stack.baseUrl, { method: 'GET', path: '/dashboard', headers: { cookie: session.cookie } })).text);
 }
+
+/**
+ * Actions after which the fuzz's own session may have ended or moved (signed out, switched to
+ * another environment, replaced by a sign-in, a sign-up or an accepted invitation): the next
+ * input gets a fresh session.
+ */
+const movesTheSession = /^\/dashboard\/(logout|switch|login|signup|invitations\/|account\/)/;
 
 /** The fields of every form a dashboard page shows, by the form's action. */
 function collectForms(page: string): void {
   for (const form of page.matchAll(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)) {
+    if (/^<form[^>]*method="post"/i.test(form[0])) postForms.add(form[1]!);
     const fields = formFields.get(form[1]!) ?? new Set<string>();
     for (const f of form[2]!.matchAll(/name="([^"]+)"/g)) fields.add(f[1]!);
     formFields.set(form[1]!, fields);
@@ -186,7 +209,8 @@ const seedBody = (route: AppRoute) => validBody(routeName(route), { ...real, mer
 function realParam(route: AppRoute, name: string): string {
   if (name === 'clientId') return real.clientId!;
   if (name === 'linkId') return real.payingLinkId!;
-  if (name === 'token') return real.token!;
+  if (name === 'token') return route.url.startsWith('/dashboard/invitations/') ? real.invitationToken! : real.token!;
+  if (name === 'userId') return real.userId!;
   if (name === 'index') return '3';
   if (name === 'slot') return 'evm';
   if (name === 'file') return 'USDT_BSC.svg';
@@ -248,13 +272,16 @@ function jsonBody(route: AppRoute, fields: string[]): fc.Arbitrary<string | unde
   );
 }
 
+/** Valid values for the fields only the dashboard's forms have (accounts, team, the switcher). */
+const dashboardFields: Record<string, string> = { email: 'fuzz-new@example.test', role: 'viewer', environment: 'test', storeName: 'Fuzz shop two' };
+
 function formBody(route: AppRoute): fc.Arbitrary<string | undefined> {
   const pattern = new RegExp(`^${route.url.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
   const fields = [...new Set([...formFields].filter(([action]) => pattern.test(action)).flatMap(([, f]) => [...f]))].filter((f) => f !== 'csrf');
   const field = fields.length ? fc.constantFrom(...fields) : hostileString;
   const value = fc.oneof(hostileString, fc.constantFrom(...rawNumberTexts), hostileValue(0).map((v) => String(v)));
   // A valid form (each field's value from the API's valid bodies), then one field made hostile.
-  const known = validFields({ ...real, merchant, solanaWallet });
+  const known = { ...validFields({ ...real, merchant, solanaWallet }), ...dashboardFields };
   const validPairs = (except: string) => fields.filter((f) => f !== except && f in known).flatMap((f) => {
     const v = known[f];
     return (Array.isArray(v) ? v : v !== null && typeof v === 'object' ? [] : [v]).map((x) => `${pctEncode(f)}=${pctEncode(String(x))}`);
@@ -278,7 +305,7 @@ function caseFor(route: AppRoute): fc.Arbitrary<FuzzCase> {
   const queryNames = [...doc.query, 'status', 'limit', 'page'];
   const queryArb = fc.array(
     fc.tuple(
-      fc.oneof(fc.constantFrom(...queryNames), hostileString.map(pctEncode), fc.constantFrom(...protoKeys, 'pk', 'keyRevoked')),
+      fc.oneof(fc.constantFrom(...queryNames), hostileString.map(pctEncode), fc.constantFrom(...protoKeys, 'pk', 'signedOut', 'everywhere', 'passwordChanged', 'welcome', 'joined')),
       fc.oneof(hostileSegment, fc.constantFrom('CONFIRMED', 'PENDING', '1', '0', '100', '101', '-1', 'TRON', 'BSC', pctEncode(real.pk ?? 'pk'))),
     ),
     { maxLength: 4 },
@@ -334,7 +361,7 @@ async function exercise(route: AppRoute, c: FuzzCase): Promise<string | null> {
     current = await settle(fp);
     return `${res.status}: ${res.text.slice(0, 300)}`;
   }
-  if (route.url === '/dashboard/logout' && res.status === 303 && c.withSession) await signInDashboard();
+  if (isDashboard(route) && route.method === 'POST' && c.withSession && res.status >= 300 && res.status < 400 && movesTheSession.test(route.url)) await signInDashboard();
   const writes2xx = route.method !== 'GET' && res.status < 400;
   if (writes2xx) {
     collectSecrets(res.json);
@@ -474,7 +501,24 @@ describe('every route, fuzzed', () => {
     const routes = appRoutes(h.stack.app).map(routeName);
     // Every operation of the API is served, and so are the dashboard, checkout and callback routes.
     for (const r of allRoutes) expect(routes).toContain(`${r.method} ${r.url}`);
-    expect(routes).toEqual(expect.arrayContaining(['POST /dashboard/login', 'POST /dashboard/links', 'GET /p/:id', 'POST /v1/callbacks/mpesa/:token']));
+    expect(routes).toEqual(expect.arrayContaining([
+      'POST /dashboard/login', 'POST /dashboard/signup', 'POST /dashboard/switch', 'POST /dashboard/links', 'GET /dashboard/account', 'GET /dashboard/team',
+      'POST /dashboard/invitations/:token', 'GET /p/:id', 'POST /v1/callbacks/mpesa/:token',
+    ]));
+  });
+
+  it('finds a route for the action of every form the dashboard shows, and the forms of the new pages', () => {
+    const posts = appRoutes(h.stack.app).filter((r) => r.method === 'POST').map((r) => new RegExp(`^${r.url.replace(/:[A-Za-z]+/g, '[^/]+')}$`));
+    const actions = [...postForms];
+    expect(actions.filter((a) => !posts.some((p) => p.test(a)))).toEqual([]);
+    const fieldsOf = (action: string) => [...(formFields.get(action) ?? [])].sort();
+    expect(fieldsOf('/dashboard/login')).toEqual(['email', 'password']);
+    expect(fieldsOf('/dashboard/signup')).toEqual(['email', 'password', 'storeName']);
+    expect(fieldsOf('/dashboard/switch')).toEqual(expect.arrayContaining(['csrf', 'environment', 'return']));
+    expect(fieldsOf('/dashboard/account/password')).toEqual(expect.arrayContaining(['csrf', 'currentPassword', 'newPassword']));
+    expect(fieldsOf('/dashboard/team/invitations')).toEqual(expect.arrayContaining(['csrf', 'email', 'role']));
+    expect(fieldsOf(`/dashboard/invitations/${real.invitationToken}`)).toEqual(expect.arrayContaining(['password']));
+    expect(actions).toEqual(expect.arrayContaining([`/dashboard/team/${real.userId}/role`, `/dashboard/team/${real.userId}/remove`, '/dashboard/account/sign-out-everywhere', '/dashboard/logout']));
   });
 
   it('answers every hostile input with a 4xx and the documented error body (or a genuine 2xx), never a 5xx, and a 4xx changes nothing', async () => {

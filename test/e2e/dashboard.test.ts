@@ -9,6 +9,7 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { freePort, launchBrowser } from '../helpers/browser.js';
+import { dashboardUser, signInPage, type DashboardUser } from '../helpers/dashboard-users.js';
 import { connectAllRails, evmXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -41,21 +42,26 @@ afterAll(async () => {
   await daraja?.close();
 });
 
-/** Every page a test opened, to check afterwards that the secret key never reached the browser. */
-const opened: { context: BrowserContext; html: string[]; key: string }[] = [];
+/**
+ * Every page a test opened, to check afterwards that the password (and the store's secret keys,
+ * which the dashboard never needs) reached no page and no cookie.
+ */
+const opened: { context: BrowserContext; html: string[]; secrets: string[] }[] = [];
 afterEach(async () => {
-  for (const { context, html, key } of opened.splice(0)) {
+  for (const { context, html, secrets } of opened.splice(0)) {
     expect(html.length).toBeGreaterThan(0);
-    for (const body of html) expect(body).not.toContain(key);
-    for (const cookie of await context.cookies()) expect(cookie.value).not.toContain(key);
+    for (const secret of secrets) {
+      for (const body of html) expect(body).not.toContain(secret);
+      for (const cookie of await context.cookies()) expect(cookie.value).not.toContain(secret);
+    }
     await context.close();
   }
 });
 
-async function openContext(key: string): Promise<Page> {
+async function openContext(secrets: string[]): Promise<Page> {
   const context = await browser.newContext();
   const html: string[] = [];
-  opened.push({ context, html, key });
+  opened.push({ context, html, secrets });
   const page = await context.newPage();
   page.on('response', async (res) => {
     if ((res.headers()['content-type'] ?? '').startsWith('text/html')) html.push(await res.text().catch(() => ''));
@@ -63,39 +69,55 @@ async function openContext(key: string): Promise<Page> {
   return page;
 }
 
+const secretsOf = (store: CreatedStore, user: DashboardUser) => [user.password, store.keys.test.secretKey, store.keys.live.secretKey];
+
+/** A new owner of `store`, signed in on a fresh page. */
 async function signIn(store: CreatedStore): Promise<Page> {
-  const page = await openContext(store.keys.test.secretKey);
-  await page.goto(`${stack.baseUrl}/dashboard/login`);
-  await page.fill('#f-secretKey', store.keys.test.secretKey);
-  await page.click('button:has-text("Sign in")');
-  await page.waitForURL(`${stack.baseUrl}/dashboard`);
+  const user = await dashboardUser(stack, store);
+  const page = await openContext(secretsOf(store, user));
+  await signInPage(page, stack.baseUrl, user);
   return page;
 }
 
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
 describe('dashboard sign-in', () => {
-  it('refuses a wrong key, then signs in with a test key into a session cookie the page cannot read', async () => {
+  it('refuses a wrong password, then signs in into a test-mode session cookie the page cannot read', async () => {
     const store = await stack.createStore('Kibanda Cafe');
-    const page = await openContext(store.keys.test.secretKey);
+    const user = await dashboardUser(stack, store);
+    const page = await openContext(secretsOf(store, user));
     await page.goto(`${stack.baseUrl}/dashboard`);
     expect(page.url()).toBe(`${stack.baseUrl}/dashboard/login`);
-    await page.fill('#f-secretKey', `sk_test_${'0'.repeat(40)}`);
+    await page.fill('#f-email', user.email);
+    await page.fill('#f-password', `${user.password}!`);
     await page.click('button:has-text("Sign in")');
-    await expect(text(page, '[data-error-for="secretKey"]')).resolves.toContain('The API key is unknown: check that it was copied whole.');
+    await expect(text(page, '[data-error-for="password"]')).resolves.toContain('The email or password is wrong.');
+    // The email stays in the form; the password is never written back.
+    await expect(page.locator('#f-email').inputValue()).resolves.toBe(user.email);
+    await expect(page.locator('#f-password').inputValue()).resolves.toBe('');
     await expect(page.context().cookies()).resolves.toEqual([]);
 
-    await page.fill('#f-secretKey', `  ${store.keys.test.secretKey}\n`);
+    // The email as a person may type it: spaces around it, another case.
+    await page.fill('#f-email', `  ${user.email.toUpperCase()} `);
+    await page.fill('#f-password', user.password);
     await page.click('button:has-text("Sign in")');
     await page.waitForURL(`${stack.baseUrl}/dashboard`);
     await expect(text(page, 'h1')).resolves.toBe('Payment links');
     await expect(text(page, '[data-testid="environment"]')).resolves.toContain('Test mode');
     await expect(text(page, '.brand')).resolves.toContain('Kibanda Cafe');
+    await expect(text(page, 'a.account')).resolves.toBe(user.email);
     const [cookie] = await page.context().cookies();
     expect(cookie).toMatchObject({ name: 'malipo_dashboard', httpOnly: true, sameSite: 'Strict', path: '/dashboard' });
     await expect(page.evaluate(() => document.cookie)).resolves.toBe('');
+
+    // The switch in the header: live mode, then back.
+    await page.click('[data-testid="switch-environment"]');
+    await page.locator('[data-testid="environment"]', { hasText: 'Live mode' }).waitFor();
+    expect(page.url()).toBe(`${stack.baseUrl}/dashboard`);
+    await page.click('[data-testid="switch-environment"]');
+    await page.locator('[data-testid="environment"]', { hasText: 'Test mode' }).waitFor();
   });
 
-  it('signs out: the session ends and the pages ask for the key again', async () => {
+  it('signs out: the session ends and the pages ask to sign in again', async () => {
     const store = await stack.createStore('Sign-out Shop');
     const page = await signIn(store);
     await page.click('button:has-text("Sign out")');
@@ -211,9 +233,9 @@ describe('dashboard payment links', () => {
     await expect(text(page, '.pager')).resolves.toContain('Page 1 of 2 · 21 links');
     await page.click('a[rel="next"]');
     await expect(page.locator('tr[data-link]').count()).resolves.toBe(1);
-    const [checkout] = await Promise.all([page.context().waitForEvent('page'), page.click(`tr[data-link="${id}"] a`)]);
-    await checkout.waitForLoadState();
-    expect(checkout.url()).toBe(checkoutUrl);
+    // The row opens the link's own page.
+    await page.click(`tr[data-link="${id}"] a`);
+    await page.waitForURL(`${stack.baseUrl}/dashboard/links/${id}`);
   });
 });
 

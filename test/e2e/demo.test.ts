@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../helpers/browser.js';
+import { signInPage } from '../helpers/dashboard-users.js';
 import { demoEnv, parseBanner, payByMpesa, runPayCommand, spawnDemo, type DemoProcess } from '../helpers/demo.js';
 import { httpCall } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
@@ -44,13 +45,11 @@ describe('npm run demo (a fresh clone, offline)', () => {
     await demo.waitFor(`webhook verified: payment_link.confirmed ${banner.usdtLinkId} USDT_BSC`, 30_000);
     expect(demo.output()).not.toContain('webhook refused');
 
-    // The dashboard, signed in with the printed key, lists both as confirmed.
+    // The dashboard, signed in with the printed account, lists both as confirmed.
+    expect(banner.dashboardUrl).toBe(`${api}/dashboard/login`);
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(banner.dashboardUrl);
-    await page.fill('#f-secretKey', banner.secretKey);
-    await page.click('button:has-text("Sign in")');
-    await page.waitForURL(`${api}/dashboard`);
+    await signInPage(page, api, { email: banner.dashboardEmail, password: banner.dashboardPassword });
     const html = await page.content();
     expect(html).toContain(mpesaLinkId);
     expect(html).toContain(banner.usdtLinkId);
@@ -67,6 +66,7 @@ describe('npm run demo (a fresh clone, offline)', () => {
     await demo.waitFor('Malipo demo is ready', 120_000);
     const again = parseBanner(demo.output());
     expect(again.secretKey).toBe(banner.secretKey);
+    expect([again.dashboardEmail, again.dashboardPassword]).toEqual([banner.dashboardEmail, banner.dashboardPassword]);
     expect(await link(banner.usdtLinkId)).toMatchObject({ status: 'CONFIRMED' });
     expect(await link(mpesaLinkId)).toMatchObject({ status: 'CONFIRMED' });
     expect(again.usdtLinkId).not.toBe(banner.usdtLinkId);

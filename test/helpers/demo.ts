@@ -13,6 +13,9 @@ export interface DemoBanner {
   payCommand: string;
   usdtLinkId: string;
   dashboardUrl: string;
+  /** The demo store owner's dashboard account, printed with the dashboard's address. */
+  dashboardEmail: string;
+  dashboardPassword: string;
   temporalUi: string;
   phone: string;
 }
@@ -30,6 +33,8 @@ export function parseBanner(out: string): DemoBanner {
     payCommand,
     usdtLinkId: m(/demo:pay -- (pl_\w+)/, 'USDT link'),
     dashboardUrl: m(/Dashboard:\s+(\S+)/, 'dashboard'),
+    dashboardEmail: m(/Dashboard:\s+\S+ \(sign in as ([^\s,)]+)/, 'dashboard email'),
+    dashboardPassword: m(/Dashboard:\s+\S+ \(sign in as \S+, password (\S+)\)$/m, 'dashboard password'),
     temporalUi: m(/Temporal UI:\s+(\S+)/, 'Temporal UI'),
     phone: m(/test phone (\d+)/, 'test phone'),
   };

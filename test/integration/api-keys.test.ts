@@ -9,6 +9,7 @@ import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { httpCall, type HttpResponse } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -312,18 +313,24 @@ describe('POST /v1/keys/:id/revoke', () => {
     expectError(res, 401, 'api_key_revoked', 'pk');
   });
 
-  it("ends the revoked key's dashboard sessions", async () => {
+  it('leaves dashboard sessions alone: they belong to people, and no key opens one', async () => {
     const s = await stack.createStore('Revoke sessions');
     const extra = await create(s.keys.test.secretKey);
-    const login = await httpCall(stack.baseUrl, {
-      method: 'POST', url: '/dashboard/login', payload: new URLSearchParams({ secretKey: extra.body.key }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl },
-    });
-    const cookie = ([] as string[]).concat(login.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
+    const person = await dashboardUser(stack, s);
+    const { cookie } = await signInHttp(stack.baseUrl, person);
     const page = () => httpCall(second.baseUrl, { method: 'GET', url: '/dashboard', headers: { cookie } });
     expect((await page()).status).toBe(200);
-    await revoke(s.keys.test.secretKey, extra.body.id);
-    expect([(await page()).status, (await page()).headers.location]).toEqual([303, '/dashboard/login']);
+    expect((await revoke(s.keys.test.secretKey, extra.body.id)).status).toBe(200);
+    expect((await revoke(s.keys.test.secretKey, await idOf(s, 'test', 'secret'), { confirmSelfRevoke: true })).status).toBe(200);
+    expect((await page()).status).toBe(200);
+    // A key, revoked or not, is no way into the dashboard.
+    for (const key of [extra.body.key, s.keys.live.secretKey]) {
+      const login = await httpCall(stack.baseUrl, {
+        method: 'POST', url: '/dashboard/login', payload: new URLSearchParams({ secretKey: key }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl },
+      });
+      expect([login.status, login.headers['set-cookie']]).toEqual([400, undefined]);
+    }
   });
 });
 

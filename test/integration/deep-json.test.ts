@@ -95,7 +95,7 @@ describe('any JSON body', () => {
     // The deepest body that fits the 64 KB limit, and not an object at all.
     expectRefused(await post('/v1/payment-links', deepArray(32_000), { 'idempotency-key': 'deep-5' }), undefined, /nested at most 21 levels deep/);
     // The dashboard's forms do not read JSON, but its routes see the body too.
-    const dashboard = await stack.request({ method: 'POST', url: '/dashboard/login', payload: `{"secretKey":${deep}}` });
+    const dashboard = await stack.request({ method: 'POST', url: '/dashboard/login', payload: `{"email":"a@example.test","password":${deep}}` });
     expect(dashboard.status).toBe(400);
     expect(dashboard.text).toMatch(/nested at most 20 levels deep/);
     // The service is still there.
