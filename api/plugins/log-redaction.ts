@@ -5,9 +5,10 @@ export const loggerRedactPaths = ['req.headers["x-api-key"]', 'req.headers.autho
 
 /**
  * Paths whose last segment is a bearer secret: the M-Pesa callback URL carries the per-prompt
- * token that authenticates a callback. Anyone who reads the log must not be able to forge one.
+ * token that authenticates a callback, and a dashboard invitation link the token that lets its
+ * holder join a store. Anyone who reads the log must not be able to forge one or join.
  */
-const secretPathSegments = [/^(\/v1\/callbacks\/mpesa\/)[^/?#]+/];
+const secretPathSegments = [/^(\/v1\/callbacks\/mpesa\/)[^/?#]+/, /^(\/dashboard\/invitations\/)[^/?#]+/];
 
 /** The URL as it may be logged: secret path segments and the query string's values censored. */
 export function redactUrl(url: string): string {

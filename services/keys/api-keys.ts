@@ -72,8 +72,7 @@ export async function rollApiKey(deps: KeyServiceDeps, scope: KeyScope, id: stri
 
 /**
  * Revokes a key now: every request with it is refused from the next one on by this process, and
- * within API_KEY_CACHE_SECONDS (5 s by default) by every other, and the dashboard sessions it
- * opened end. Revoking the key that makes the request locks that
+ * within API_KEY_CACHE_SECONDS (5 s by default) by every other. Revoking the key that makes the request locks that
  * caller out, so it takes `confirmSelfRevoke: true`.
  */
 export async function revokeApiKey(
@@ -88,7 +87,7 @@ export async function revokeApiKey(
     if (key.id === opts.callingKeyId && opts.confirmSelfRevoke !== true) {
       throw new AppError(
         'confirmation_required',
-        'This is the key making this request: revoking it stops it at once, for this caller too, and ends the dashboard sessions it opened. ' +
+        'This is the key making this request: revoking it stops it at once, for this caller too. ' +
           'To go ahead, send {"confirmSelfRevoke": true}; to replace it without an outage, roll it instead (POST /v1/keys/{id}/roll).',
         'confirmSelfRevoke',
       );

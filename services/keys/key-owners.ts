@@ -43,20 +43,18 @@ export function forgetKeys(pool: object): void {
  * The owner of a key that still authenticates, or the 401 that says why not: unknown, revoked,
  * or rolled and past its grace period. Telling these apart helps only whoever holds the key.
  * A key that authenticated is remembered for `apiKeyCacheSeconds`, so the hot paths do not read
- * it on every request. The dashboard's sign-in goes through here too (with its own `param`), and
- * `fresh`: opening a session always reads the key's current state.
+ * it on every request.
  */
 export async function ownerOfKey(
   deps: Pick<ServiceDeps, 'pool' | 'logger'> & { config: { readonly apiKeyCacheSeconds: number } },
   kind: 'secret' | 'publishable',
   key: string,
   param?: string,
-  opts: { fresh?: boolean } = {},
 ): Promise<KeyOwner> {
   const cache = cacheOf(deps.pool);
   const digest = createHash('sha256').update(kind).update('\0').update(key).digest('base64url');
   const now = Date.now();
-  const hit = opts.fresh ? undefined : cache.get(digest);
+  const hit = cache.get(digest);
   if (hit && hit.until > now) {
     if (now - hit.useRecordedAt >= lastUseResolutionMs) {
       hit.useRecordedAt = now;

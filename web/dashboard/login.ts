@@ -65,15 +65,20 @@ ${field({ name: 'password', label: 'Password', type: 'password', secret: true, e
   );
 }
 
-/** Answers a refused attempt (rate limit) on the form's own page. */
-async function limited(check: () => Promise<void>, reply: FastifyReply, page: (errors: FormErrors) => string): Promise<FastifyReply | null> {
+/**
+ * Answers a refused attempt (rate limit) on the form's own page, and says whether it did. A
+ * boolean, never the reply: a Fastify reply is thenable, so awaiting one reads as nothing, and
+ * the refused attempt would go on behind its 429.
+ */
+async function refusedByLimit(check: () => Promise<void>, reply: FastifyReply, page: (errors: FormErrors) => string): Promise<boolean> {
   try {
     await check();
-    return null;
+    return false;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     reply.headers(err.headers ?? {});
-    return sendPage(reply, err.status, page({ form: err.message, fields: {} }));
+    sendPage(reply, err.status, page({ form: err.message, fields: {} }));
+    return true;
   }
 }
 
@@ -117,11 +122,12 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
   const { perIp, perEmail } = loginLimits(app);
   app.post('/login', async (request, reply) => {
     const email = formOf(request).get('email') ?? '';
-    const refused = await limited(async () => {
-      await perIp(request, reply);
+    // Per email first, so the headers the answer carries are the per-IP ones, set last.
+    const refused = await refusedByLimit(async () => {
       await perEmail(request, reply);
+      await perIp(request, reply);
     }, reply, (errors) => signInPage(deps, errors, { email }));
-    if (refused) return refused;
+    if (refused) return reply;
     // Login CSRF (signing a victim into someone else's store) is stopped by the Origin check.
     if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
     const form = formOf(request);
@@ -143,8 +149,8 @@ export function registerLoginPages(app: FastifyInstance, deps: ApiDeps): void {
     if (!deps.config.dashboardSignup) return sendPage(reply, 404, signUpClosedPage());
     const form = formOf(request);
     const values = { email: form.get('email') ?? '', storeName: form.get('storeName') ?? '' };
-    const refused = await limited(() => perIp(request, reply), reply, (errors) => signUpPage(errors, values));
-    if (refused) return refused;
+    const refused = await refusedByLimit(() => perIp(request, reply), reply, (errors) => signUpPage(errors, values));
+    if (refused) return reply;
     if (!originAllowed(deps, request)) return refuseForgedRequest(reply);
     const result = await attempt(async () => {
       const signedIn = await signUp(deps, { ...values, password: form.get('password') ?? '' });
