@@ -11,16 +11,13 @@ import {
   type WatchFamily,
 } from '../../db/watch-repo.js';
 import type { Environment } from '../../domain/environment.js';
+import { AddressBook, evmKey, tronKey } from './address-book.js';
 
 export type Family = WatchFamily;
 
 const fullReloadMs = 5 * 60_000;
 /** Rows per query; the event loop gets a turn between pages, so a large load never holds it. */
 const pageSize = 2_000;
-
-interface Entry extends DepositOwner {
-  watchUntilMs: number;
-}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -36,8 +33,9 @@ async function eachPage<R>(load: (after: R | null) => Promise<readonly R[]>, use
 }
 
 /**
- * The addresses one watcher matches transfers against, in memory: a Map lookup per log, so a
- * scan costs the same with ten addresses or millions. It holds link and invoice addresses and the
+ * The addresses one watcher matches transfers against, in memory (an `AddressBook`, about a
+ * hundred bytes an address): a Map lookup per log, so a scan costs the same with ten addresses or
+ * millions. It holds link and invoice addresses and the
  * receive-branch addresses derive handed out (read from their rows: this set never derives).
  *
  * Each refresh loads only what was written since the previous one, found by transaction id, not
@@ -48,7 +46,7 @@ async function eachPage<R>(load: (after: R | null) => Promise<readonly R[]>, use
  * longer registered. Refreshes run one at a time (the EVM rails share one set).
  */
 export class WatchSet {
-  private entries = new Map<string, Entry>();
+  private entries: AddressBook;
   private sinceXid: string | null = null;
   private loadedAtMs = 0;
   private queue: Promise<void> = Promise.resolve();
@@ -56,14 +54,17 @@ export class WatchSet {
   constructor(
     private readonly family: Family,
     private readonly environment: Environment,
-  ) {}
+  ) {
+    this.entries = this.newBook();
+  }
+
+  /** EVM and TRON addresses by their bytes (so either form of a TRON address matches); Solana references as written. */
+  private newBook(): AddressBook {
+    return new AddressBook(this.family === 'evm' ? evmKey : this.family === 'tron' ? tronKey : (address) => address);
+  }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  static normalize(family: Family, address: string): string {
-    return family === 'evm' ? address.toLowerCase() : address;
   }
 
   /** Brings the set up to date with every row committed before the call. */
@@ -79,7 +80,7 @@ export class WatchSet {
     // Taken before any page is read: a row some page below misses was written at or above it.
     const xmin = await snapshotXmin(pool);
     // A full load fills a new map and swaps it in whole, so a tick matching meanwhile never sees half a set.
-    const into = full ? new Map<string, Entry>() : this.entries;
+    const into = full ? this.newBook() : this.entries;
     await this.loadWatched(pool, into, since);
     if (this.family !== 'sol_ref') await this.loadDerived(pool, into, this.family, since);
     this.entries = into;
@@ -87,33 +88,20 @@ export class WatchSet {
     if (full) this.loadedAtMs = nowMs;
   }
 
-  private loadWatched(pool: DatabasePool, into: Map<string, Entry>, sinceXid: string | null): Promise<void> {
+  private loadWatched(pool: DatabasePool, into: AddressBook, sinceXid: string | null): Promise<void> {
     const { family, environment: env } = this;
     return eachPage<WatchedRow>(
       (after) => watchedAddressPage(pool, { family, env, sinceXid, after: after?.address ?? null, limit: pageSize }),
-      (r) =>
-        into.set(WatchSet.normalize(family, r.address), {
-          kind: r.owner_kind,
-          id: r.owner_id,
-          storeId: r.store_id,
-          watchUntilMs: Date.parse(r.watch_until),
-        }),
+      (r) => into.set(r.address, { kind: r.owner_kind, id: r.owner_id, storeId: r.store_id }, Date.parse(r.watch_until)),
     );
   }
 
-  private async loadDerived(pool: DatabasePool, into: Map<string, Entry>, family: 'tron' | 'evm', sinceXid: string | null): Promise<void> {
+  private async loadDerived(pool: DatabasePool, into: AddressBook, family: 'tron' | 'evm', sinceXid: string | null): Promise<void> {
     const env = this.environment;
     const loadPages = (filter: DerivedFilter) =>
       eachPage<DerivedRow>(
         (after) => derivedAddressPage(pool, { family, env, filter, after: after && { storeId: after.store_id, index: after.derived_index }, limit: pageSize }),
-        (r) =>
-          into.set(WatchSet.normalize(family, r.address), {
-            kind: 'derived',
-            id: `${r.store_id}:${r.derived_index}`,
-            storeId: r.store_id,
-            derivedIndex: r.derived_index,
-            watchUntilMs: Infinity,
-          }),
+        (r) => into.set(r.address, { kind: 'derived', id: '', storeId: r.store_id, derivedIndex: r.derived_index }, Infinity),
       );
     if (sinceXid === null) return loadPages({ all: true });
     await loadPages({ sinceXid });
@@ -122,15 +110,18 @@ export class WatchSet {
     if (stores.length) await loadPages({ storeIds: stores });
   }
 
-  /** The owner of an address, if it is watched and its window is still open. */
+  /**
+   * The owner of an address, if it is watched and its window is still open. EVM: any case of the
+   * hex form, with or without `0x`. TRON: base58check or the 20-byte hex form its logs carry.
+   */
   match(address: string, nowMs: number): DepositOwner | undefined {
-    const e = this.entries.get(WatchSet.normalize(this.family, address));
-    if (!e || e.watchUntilMs < nowMs) return undefined;
-    return { kind: e.kind, id: e.id, storeId: e.storeId, derivedIndex: e.derivedIndex };
+    const e = this.entries.get(address);
+    if (!e || e.untilMs < nowMs) return undefined;
+    return e.owner;
   }
 
   /** For benchmarks and tests: adds entries without the database. */
   addForTest(address: string, owner: DepositOwner, watchUntilMs = Infinity): void {
-    this.entries.set(WatchSet.normalize(this.family, address), { ...owner, watchUntilMs });
+    this.entries.set(address, owner, watchUntilMs);
   }
 }

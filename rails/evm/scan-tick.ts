@@ -140,10 +140,12 @@ async function scanRange(pool: DatabasePool, view: EvmChainView, watch: WatchSet
   if (to < from) return { cursor, matched: 0 };
   let matched = 0;
   await watch.refresh(pool, nowMs);
-  for (const log of await transferLogs(view.client, view.token, from, to)) {
-    const address = view.toWatchAddress(log.to);
-    const owner = watch.match(address, nowMs);
+  // Matched on the log's hex recipient (its 40 digits); only a match is checksummed into its stored form.
+  const watched = (hex40: string) => watch.match(hex40, nowMs) !== undefined;
+  for (const log of await transferLogs(view.client, view.token, from, to, watched)) {
+    const owner = watch.match(log.to, nowMs);
     if (!owner) continue;
+    const address = view.toWatchAddress(log.to);
     matched++;
     await upsertSeenDeposit(pool, view.rail, view.environment, {
       txHash: log.txHash,

@@ -1,4 +1,5 @@
-import { parseAbiItem, type Address, type PublicClient } from 'viem';
+import { numberToHex, parseAbiItem, type Address, type PublicClient } from 'viem';
+import { decodeTransferLogs, transferTopic, type RawLog } from './decode-transfers.js';
 
 export const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
@@ -19,29 +20,28 @@ const tooMuch = /too many|limit exceeded|response size|-32005|range|exceed max b
 /**
  * `Transfer` logs of one token over a block range, one getLogs for all recipients (matching
  * happens in memory). The range halves when the provider refuses it as too large, down to a
- * single block; zero-value transfers (address-poisoning spam) are skipped.
+ * single block; zero-value transfers (address-poisoning spam) and malformed logs are skipped.
+ * The answer is decoded by `decodeTransferLogs` (the event's fixed layout), not a general ABI
+ * decoder: a busy range of tens of thousands of logs then costs milliseconds of the event loop.
  */
-export async function transferLogs(client: PublicClient, token: Address, fromBlock: bigint, toBlock: bigint): Promise<TransferLog[]> {
+export async function transferLogs(
+  client: PublicClient,
+  token: Address,
+  fromBlock: bigint,
+  toBlock: bigint,
+  wanted?: (to: string) => boolean,
+): Promise<TransferLog[]> {
   try {
-    const logs = await client.getLogs({ address: token, event: transferEvent, fromBlock, toBlock, strict: true });
-    const out: TransferLog[] = [];
-    for (const log of logs) {
-      if (log.removed || log.args.value === 0n) continue;
-      out.push({
-        txHash: log.transactionHash,
-        logIndex: log.logIndex,
-        blockNumber: log.blockNumber,
-        blockHash: log.blockHash,
-        from: log.args.from.toLowerCase(),
-        to: log.args.to.toLowerCase(),
-        value: log.args.value,
-      });
-    }
-    return out;
+    const logs = (await client.request({
+      method: 'eth_getLogs',
+      params: [{ address: token, topics: [transferTopic], fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock) }],
+    })) as unknown;
+    if (!Array.isArray(logs)) throw new Error('eth_getLogs answered something other than a list of logs');
+    return decodeTransferLogs(logs as RawLog[], token, wanted).filter((log) => log.blockNumber >= fromBlock && log.blockNumber <= toBlock);
   } catch (err) {
     if (fromBlock < toBlock && tooMuch.test(String((err as Error).message))) {
       const mid = fromBlock + (toBlock - fromBlock) / 2n;
-      return [...(await transferLogs(client, token, fromBlock, mid)), ...(await transferLogs(client, token, mid + 1n, toBlock))];
+      return [...(await transferLogs(client, token, fromBlock, mid, wanted)), ...(await transferLogs(client, token, mid + 1n, toBlock, wanted))];
     }
     throw err;
   }
