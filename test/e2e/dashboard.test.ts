@@ -185,6 +185,10 @@ describe('dashboard wallets', () => {
     await page.locator('[data-wallet="evm"] button:has-text("Register")').click();
     await page.waitForURL(/connected=evm$/);
     await expect(text(page, '[data-testid="first-address-evm"]')).resolves.toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
+    // The next few, to compare with the wallet's own list (the BIP-44 test vector's index 1 among them).
+    const next = await page.locator('[data-testid="next-addresses-evm"] li code').allTextContents();
+    expect(next).toHaveLength(4);
+    expect(next[0]).toBe('0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0');
     await expect(text(page, '[data-wallet="tron"] .status')).resolves.toBe('Not connected');
 
     page.once('dialog', (dialog) => void dialog.accept());

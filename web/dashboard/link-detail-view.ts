@@ -36,7 +36,7 @@ function facts(v: LinkDetailView): SafeHtml {
 ${fact('Status', html`<span class="status status-${l.status.toLowerCase()}">${l.status}</span>${l.simulated ? html` <small>simulated</small>` : ''}`, 'link-status')}
 ${fact('Amount', `${l.usdtAmount} USDT`, 'link-amount')}
 ${fact('M-Pesa amount', kes)}
-${fact('Received', `${l.amountReceived} USDT`)}
+${fact('Received', l.confirmedRail === 'MOBILE_MONEY' ? `${kes ?? 'KES'} by M-Pesa` : `${l.amountReceived} USDT`, 'link-received')}
 ${fact('Rails', l.enabledRails.map(railName).join(', '))}
 ${fact('Checkout', html`<a href="${l.checkoutUrl}" target="_blank" rel="noopener" class="checkout-link">${l.checkoutUrl}</a> <button type="button" class="copy" data-copy="${l.checkoutUrl}">Copy</button>`)}
 ${fact('TRON address', code(l.tronAddress))}
@@ -67,7 +67,7 @@ function payments(v: LinkDetailView): SafeHtml {
 <h2 id="link-payments">Payments</h2>
 ${list.length === 0
     ? html`<p class="empty">No payment seen yet.</p>`
-    : html`<table class="table" data-testid="payments">
+    : html`<table class="table" data-testid="payments" tabindex="0" aria-labelledby="link-payments">
 <thead><tr><th>Rail</th><th>Amount</th><th>State</th><th>Counted as</th><th>Payer</th><th>Reference</th><th>Seen</th></tr></thead>
 <tbody>${list.map(
         (p) => html`<tr data-payment>

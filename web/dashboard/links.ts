@@ -94,6 +94,13 @@ async function createdBanner(deps: ApiDeps, session: DashboardSession, id: unkno
 <button type="button" class="copy" data-copy="${link.checkoutUrl}">Copy</button> · <a href="/dashboard/links/${link.id}">details</a>`);
 }
 
+/** After sign-up: what to do first, in order. */
+function welcomeBanner(): SafeHtml {
+  return notice('ok', html`<strong>Welcome to Malipo.</strong> You are in test mode: nothing here moves real money. To take payments,
+<a href="/dashboard/mobile-money">connect M-Pesa</a> or <a href="/dashboard/wallets">register your wallets</a>, then create a payment link below.
+Your servers need a secret key: <a href="/dashboard/keys">create one</a> (it is shown once).`);
+}
+
 export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
   registerLinkDetailPage(app, deps);
   app.get(
@@ -102,7 +109,7 @@ export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
       const q = request.query as Record<string, unknown>;
       const one = (name: string) => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
       const listing = { status: one('status'), merchantRef: one('merchantRef'), page: one('page') };
-      const banner = await createdBanner(deps, session, q.created);
+      const banner = q.welcome === '1' ? welcomeBanner() : q.joined === '1' ? notice('ok', `You joined ${session.auth.storeName}.`) : await createdBanner(deps, session, q.created);
       const defaults = { enabledRails: [] as string[] };
       return sendPage(reply, 200, await renderOverview(deps, session, listing, { values: defaults, errors: noErrors }, banner));
     }),

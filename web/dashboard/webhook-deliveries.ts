@@ -30,7 +30,7 @@ function responseText(d: DeliveryDto): SafeHtml {
   if (d.responseBody === null) {
     return html`<p class="muted">HTTP ${d.responseStatus}. The body is not kept: the endpoint is on a private network allowed for test webhooks, whose answers are never stored.</p>`;
   }
-  return html`<p class="muted">HTTP ${d.responseStatus}, the first ${d.responseBody.length} characters as stored:</p><pre class="payload" data-testid="response-body">${d.responseBody}</pre>`;
+  return html`<p class="muted">HTTP ${d.responseStatus}, the first ${d.responseBody.length} characters as stored:</p><pre class="payload" data-testid="response-body" tabindex="0" role="region" aria-label="Response body of attempt ${d.attempt}">${d.responseBody}</pre>`;
 }
 
 function deliveryRows(session: DashboardSession, endpoint: EndpointDto, d: DeliveryDto, payload: string | undefined): SafeHtml {
@@ -42,7 +42,7 @@ function deliveryRows(session: DashboardSession, endpoint: EndpointDto, d: Deliv
 <td><span class="status ${d.status === 'succeeded' ? 'status-confirmed' : 'status-cancelled'}" data-testid="delivery-status">${d.status}</span></td>
 <td data-testid="response-status">${d.responseStatus ?? '—'}</td><td data-testid="latency">${d.latencyMs === null ? '—' : `${d.latencyMs} ms`}</td><td>${d.error ?? ''}</td><td>${retry}</td></tr>
 <tr class="delivery-detail" data-detail-of="${d.id}"><td colspan="8"><details><summary>Payload and response</summary>
-<div class="delivery-io"><div><h3>Sent</h3><pre class="payload" data-testid="payload">${payloadText(payload)}</pre></div>
+<div class="delivery-io"><div><h3>Sent</h3><pre class="payload" data-testid="payload" tabindex="0" role="region" aria-label="Payload sent in attempt ${d.attempt}">${payloadText(payload)}</pre></div>
 <div><h3>Response</h3>${responseText(d)}</div></div></details></td></tr>`;
 }
 
