@@ -1,10 +1,15 @@
 // Payment-link creation and reads through the real HTTP API, PostgreSQL and Temporal (each create
-// starts a workflow). Reports throughput and latency percentiles at a few concurrencies.
+// starts a workflow). Reports throughput and latency percentiles at a few concurrencies, and the
+// event-loop delay of this process (which serves the app, and also runs the client and the workers)
+// during each measured run.
 import { taskQueueName } from '../domain/task-queues.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
-import { runConcurrently as run } from './load.js';
+import { runConcurrently, withEventLoopDelay } from './load.js';
+
+const run = (concurrency: number, total: number, call: (i: number) => Promise<void>) =>
+  withEventLoopDelay(() => runConcurrently(concurrency, total, call));
 
 
 export async function benchApi() {
@@ -20,7 +25,7 @@ export async function benchApi() {
       if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
       ids.push(res.body.id);
     };
-    await run(4, 20, create); // warm-up
+    await runConcurrently(4, 20, create); // warm-up
     const results: Record<string, unknown> = {};
     for (const c of [1, 8]) results[`create_c${c}`] = await run(c, 200, create);
     const get = async (i: number) => {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** What one load run sends: paths rotated, fixed headers, and optional per-path headers. */
 export interface LoadSpec {
@@ -32,7 +33,31 @@ export function loadFromChild(spec: LoadSpec): Promise<Load> {
 }
 
 /** The median run by throughput. */
-export const median = (xs: Load[]): Load => [...xs].sort((a, b) => a.reqPerSec - b.reqPerSec)[xs.length >> 1]!;
+export const median = <T extends { reqPerSec: number }>(xs: T[]): T => [...xs].sort((a, b) => a.reqPerSec - b.reqPerSec)[xs.length >> 1]!;
+
+/** The event-loop delay of this process while one load ran (ms, from the histogram's nanoseconds). */
+export interface EventLoopDelay {
+  eventLoopP99Ms: number;
+  eventLoopMaxMs: number;
+}
+
+/**
+ * Runs `work` with `monitorEventLoopDelay({ resolution: 10 })` enabled for exactly its duration, and
+ * adds that window's p99 and max to its result. Call it in the process that serves the app. Node 20
+ * records the whole interval between samples, so an idle loop already reads about 10–13 ms.
+ */
+export async function withEventLoopDelay<T extends object>(work: () => Promise<T>): Promise<T & EventLoopDelay> {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  try {
+    const result = await work();
+    h.disable();
+    const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+    return { ...result, eventLoopP99Ms: ms(h.percentile(99)), eventLoopMaxMs: ms(h.max) };
+  } finally {
+    h.disable();
+  }
+}
 
 const pct = (a: number[], p: number) => Math.round([...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))]! * 10) / 10;
 

@@ -17,7 +17,7 @@ import { newId, randomToken } from '../domain/ids.js';
 import { buildApp } from '../runtime/http-app.js';
 import { createTestDatabase } from '../test/helpers/database.js';
 import { httpCall } from '../test/helpers/http.js';
-import { clientAddress, loadFromChild, median, processCpuMs, type Load } from './load.js';
+import { clientAddress, loadFromChild, median, processCpuMs, withEventLoopDelay, type EventLoopDelay, type Load } from './load.js';
 
 const seeded = 500;
 
@@ -38,12 +38,17 @@ function postgresCpuSeconds(): number {
   return ms / 1000;
 }
 
-/** Runs `work` and adds the CPU time this process and PostgreSQL spent per request to its result. */
-async function withCpu(work: () => Promise<Load>): Promise<Load & { nodeCpuUsPerReq: number; pgCpuUsPerReq: number }> {
+type Measured = Load & EventLoopDelay & { nodeCpuUsPerReq: number; pgCpuUsPerReq: number };
+
+/**
+ * Runs `work` and adds the CPU time this process and PostgreSQL spent per request to its result,
+ * and this (serving) process's event-loop delay during it.
+ */
+async function withCpu(work: () => Promise<Load>): Promise<Measured> {
   const node0 = process.cpuUsage();
   const pg0 = postgresCpuSeconds();
   const t0 = Date.now();
-  const l = await work();
+  const l = await withEventLoopDelay(work);
   const node = process.cpuUsage(node0);
   const requests = (l.reqPerSec * (Date.now() - t0)) / 1000;
   return {
@@ -96,13 +101,13 @@ export async function benchReads(rounds = 3, seconds = 5) {
       if (res.status !== 200) throw new Error(`invoice ${path}: ${res.status}`);
       etags.push(String(res.headers.etag));
     }
-    const ok = (l: Load, what: string) => {
+    const ok = <T extends Load>(l: T, what: string): T => {
       if ((l.non2xx > 0 && what !== 'invoice304') || l.errors > 0) throw new Error(`${what}: ${l.non2xx} answers were not 2xx, ${l.errors} errors`);
       return l;
     };
     const load = (b: string, paths: string[], headers: Record<string, string>, perPath?: Array<Record<string, string>>, s = seconds) =>
       loadFromChild({ base: b, paths, headers, perPath, connections: 50, seconds: s, clientOffset: (clients += 70_000) });
-    const runs: Record<'link' | 'invoice200' | 'invoice304' | 'bare', Load[]> = { link: [], invoice200: [], invoice304: [], bare: [] };
+    const runs: Record<'link' | 'invoice200' | 'invoice304' | 'bare', Measured[]> = { link: [], invoice200: [], invoice304: [], bare: [] };
     await load(base(app), linkPaths, { 'x-api-key': key }, undefined, 2); // warm-up
     for (let r = 0; r < rounds; r++) {
       runs.link.push(ok(await withCpu(() => load(base(app), linkPaths, { 'x-api-key': key })), 'link'));
@@ -113,7 +118,7 @@ export async function benchReads(rounds = 3, seconds = 5) {
     await app.close();
     await bare.close();
     const b = median(runs.bare);
-    const row = (l: Load[]) => ({ ...median(l), ratio: Math.round((median(l).reqPerSec / b.reqPerSec) * 100) / 100 });
+    const row = (l: Measured[]) => ({ ...median(l), ratio: Math.round((median(l).reqPerSec / b.reqPerSec) * 100) / 100 });
     return {
       getLink: row(runs.link),
       getInvoice200: row(runs.invoice200),
