@@ -101,7 +101,7 @@ if (writeBaseline) {
 - Load averages (1, 5, 15 min): ${avg(loadBefore)} at the start, ${avg(loadavg())} at the end; \`uptime\`: ${run('uptime', [])}
 - Benches: ${ran.join(', ')}
 
-The machine is shared and noisy: other test runs were going on during this run, so absolute
+The machine is shared and noisy (the load averages above show what else ran), so absolute
 numbers move from run to run. Each ratio compares the app with its baseline measured side by side
 in the same run (alternating rounds), which is the figure to compare across runs.
 
