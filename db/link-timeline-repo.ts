@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { linkPaymentSchema } from './payment-link-repo.js';
 
 /**
  * What the read model recorded about one payment link, for its timeline on the dashboard: its
@@ -37,18 +38,8 @@ const depositRow = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-const paymentRow = z.object({
-  payment_key: z.string(),
-  rail: z.string(),
-  external_id: z.string().nullable(),
-  amount_minor: z.string().nullable(),
-  decimals: z.number().nullable(),
-  state: z.string(),
-  disposition: z.string().nullable(),
-  failure_reason: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+/** A payment as the link's own read has it, without the payer (a timeline entry needs none), with its last change. */
+const paymentRow = linkPaymentSchema.omit({ payer: true }).extend({ updated_at: z.string() });
 /** `created_at` here is when the outbox row was written (recorded_at), not the event's business time. */
 const eventRow = z.object({ id: z.string(), type: z.string(), created_at: z.string() });
 const deliveryRow = z.object({

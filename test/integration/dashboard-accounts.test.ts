@@ -87,6 +87,26 @@ describe('sign-up', () => {
     expect(await count(sql.unsafe`SELECT count(*) FROM dashboard_users`)).toBe(users);
     expect(await count(sql.unsafe`SELECT count(*) FROM stores`)).toBe(stores);
   });
+
+  it('takes the largest legal values and refuses one past each, creating nothing', async () => {
+    const local = 'a'.repeat(64);
+    const email254 = `${local}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(56)}.test`;
+    expect(email254).toHaveLength(254);
+    const longest = { storeName: 'N'.repeat(100), email: email254, password: 'p'.repeat(256) };
+    const tooFar: [Record<string, string>, string][] = [
+      [{ ...longest, password: 'p'.repeat(257) }, 'password'],
+      [{ ...longest, email: `x${email254}` }, 'email'],
+      [{ ...longest, storeName: 'N'.repeat(101) }, 'storeName'],
+    ];
+    for (const [fields, field] of tooFar) {
+      const res = await post('/dashboard/signup', fields);
+      expect([res.status, res.text.includes(`data-error-for="${field}"`)]).toEqual([400, true]);
+    }
+    expect(await count(sql.unsafe`SELECT count(*) FROM dashboard_users WHERE email = ${email254}`)).toBe(0);
+    const res = await post('/dashboard/signup', longest);
+    expect([res.status, res.headers.location]).toEqual([303, '/dashboard?welcome=1']);
+    expect((await post('/dashboard/login', { email: email254, password: 'p'.repeat(256) })).status).toBe(303);
+  });
 });
 
 describe('sign-in', () => {
@@ -285,6 +305,8 @@ describe('the team and invitations', () => {
     const expired = invitationLink((await act(s, '/dashboard/team/invitations', { email: later.email, role: 'viewer' })).text)!;
     await stack.pool.query(sql.unsafe`UPDATE store_invitations SET created_at = now() - interval '8 days', expires_at = now() - interval '1 day' WHERE email = ${later.email}`);
     expect((await get(pathOf(expired))).status).toBe(404);
+    // A token of another shape, or one character short, is no invitation.
+    for (const bad of ['x', expired.split('/').pop()!.slice(1), `${'A'.repeat(43)}`]) expect((await get(`/dashboard/invitations/${bad}`)).status).toBe(404);
     expect((await post(pathOf(expired), { password: later.password })).status).toBe(404);
   });
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } f
 import type { ApiDeps } from '../../api/deps.js';
 import { formOf, type Form } from './forms.js';
 import { roleAllows, roleLabels, type Role } from '../../domain/roles.js';
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import { plainPage } from './layout.js';
 import { loadSession, originAllowed, type DashboardSession } from './session.js';
 
@@ -65,29 +65,26 @@ export const isCsrfRefusal = (err: { code?: string }): boolean => err.code === '
 /** Whether the session's role may take actions that need `needed`: pages hide what it may not do. */
 export const can = (session: DashboardSession, needed: Role): boolean => roleAllows(session.role, needed);
 
-/** An action the session's role does not allow: 403, nothing changed. */
-export function refuseForRole(reply: FastifyReply, held: Role, needed: Role): FastifyReply {
+/** A 403 page saying why an action was refused; nothing was changed. */
+function refusal(reply: FastifyReply, title: string, why: SafeHtml): FastifyReply {
   return sendPage(
     reply,
     403,
-    plainPage(
-      'Not allowed',
-      html`<div class="card"><h1>Not allowed</h1>
-<p role="alert">Your role in this store is ${roleLabels[held]}. This needs ${roleLabels[needed]}${needed === 'owner' ? '' : ' or Owner'}. Nothing was changed.</p>
-<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
-    ),
+    plainPage(title, html`<div class="card"><h1>${title}</h1>
+${why}
+<p><a href="/dashboard">Back to the dashboard</a></p></div>`),
+  );
+}
+
+/** An action the session's role does not allow: 403, nothing changed. */
+export function refuseForRole(reply: FastifyReply, held: Role, needed: Role): FastifyReply {
+  return refusal(
+    reply,
+    'Not allowed',
+    html`<p role="alert">Your role in this store is ${roleLabels[held]}. This needs ${roleLabels[needed]}${needed === 'owner' ? '' : ' or Owner'}. Nothing was changed.</p>`,
   );
 }
 
 export function refuseForgedRequest(reply: FastifyReply): FastifyReply {
-  return sendPage(
-    reply,
-    403,
-    plainPage(
-      'Request refused',
-      html`<div class="card"><h1>Request refused</h1>
-<p>This form did not come from a page of this dashboard, or the page is out of date. Nothing was changed.</p>
-<p><a href="/dashboard">Back to the dashboard</a></p></div>`,
-    ),
-  );
+  return refusal(reply, 'Request refused', html`<p>This form did not come from a page of this dashboard, or the page is out of date. Nothing was changed.</p>`);
 }
