@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { environments, type Environment } from '../domain/environment.js';
 import { roles, type Role } from '../domain/roles.js';
@@ -75,8 +75,8 @@ export async function revokeDashboardSession(pool: DatabasePool, tokenHash: Buff
 }
 
 /** Sign-out everywhere (and after a password change): every live session of the person but `keep`. */
-export async function revokeUserSessions(pool: DatabasePool, userId: string, keep?: Buffer): Promise<number> {
-  const result = await pool.query(sql.unsafe`
+export async function revokeUserSessions(db: CommonQueryMethods, userId: string, keep?: Buffer): Promise<number> {
+  const result = await db.query(sql.unsafe`
     UPDATE dashboard_sessions SET revoked_at = now()
     WHERE user_id = ${userId} AND revoked_at IS NULL
       ${keep ? sql.fragment`AND token_hash <> ${sql.binary(keep)}` : sql.fragment``}`);

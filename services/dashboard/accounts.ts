@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod/v4';
 import { findUserByEmail, findUserById, insertUser, listMemberships, addMember, updatePasswordHash, type Membership } from '../../db/dashboard-user-repo.js';
+import { revokeUserSessions } from '../../db/dashboard-session-repo.js';
 import { createStore } from '../../db/store-repo.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
@@ -95,14 +96,27 @@ export async function createUser(deps: Pick<ServiceDeps, 'pool'>, input: { email
   return { userId, email };
 }
 
-/** A new password, after the current one is checked. The caller ends the person's other sessions. */
-export async function changePassword(deps: Pick<ServiceDeps, 'pool'>, userId: string, input: { current: string; next: string }): Promise<void> {
+/**
+ * A new password, after the current one is checked. In the same transaction every other session
+ * of the person ends (all but `keep`, the one asking): a crash between the two can never leave a
+ * stolen session alive under the new password. Answers how many sessions ended.
+ */
+export async function changePassword(
+  deps: Pick<ServiceDeps, 'pool'>,
+  userId: string,
+  input: { current: string; next: string },
+  keep: Buffer,
+): Promise<number> {
   const user = await findUserById(deps.pool, userId);
   if (!user) throw new AppError('not_found', 'No such account.');
   if (!(await verifyPassword(user.passwordHash, input.current))) throw new AppError('invalid_field', 'The current password is wrong.', 'currentPassword');
   if (input.next === input.current) throw new AppError('invalid_field', 'The new password is the same as the current one.', 'newPassword');
   newPassword(input.next, user.email, 'newPassword');
-  await updatePasswordHash(deps.pool, user.id, await hashPassword(input.next), true);
+  const hash = await hashPassword(input.next);
+  return deps.pool.transaction(async (tx) => {
+    await updatePasswordHash(tx, user.id, hash, true);
+    return revokeUserSessions(tx, user.id, keep);
+  });
 }
 
 export { listMemberships };

@@ -165,6 +165,28 @@ describe('sessions', () => {
     expect((await post('/dashboard/login', { email: user.email, password: 'a brand new passphrase' })).status).toBe(303);
   });
 
+  it('a password change whose session ending fails changes nothing: the old password still works, no session ended', async () => {
+    const user = await dashboardUser(stack, store, 'viewer');
+    const a = await signInHttp(stack.baseUrl, user, { localAddress: nextIp() });
+    const b = await signInHttp(stack.baseUrl, user, { localAddress: nextIp() });
+    // The database refuses to end this person's sessions: the second write of the change fails.
+    await stack.pool.query(sql.unsafe`
+      CREATE FUNCTION refuse_session_end() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`);
+    await stack.pool.query(sql.unsafe`
+      CREATE TRIGGER refuse_session_end BEFORE UPDATE ON dashboard_sessions FOR EACH ROW
+      WHEN (OLD.user_id = ${sql.literalValue(user.userId)}) EXECUTE FUNCTION refuse_session_end()`);
+    try {
+      const res = await act(a, '/dashboard/account/password', { currentPassword: user.password, newPassword: 'a password that never lands' });
+      expect(res.status).toBe(500);
+    } finally {
+      await stack.pool.query(sql.unsafe`DROP TRIGGER refuse_session_end ON dashboard_sessions`);
+      await stack.pool.query(sql.unsafe`DROP FUNCTION refuse_session_end()`);
+    }
+    expect(await signedIn(b.cookie)).toBe(true);
+    expect((await post('/dashboard/login', { email: user.email, password: 'a password that never lands' })).status).toBe(401);
+    expect((await post('/dashboard/login', { email: user.email, password: user.password })).status).toBe(303);
+  });
+
   it('sign-out everywhere ends every session of the person, and no one else\'s', async () => {
     const user = await dashboardUser(stack, store, 'viewer');
     const other = await dashboardUser(stack, store, 'viewer');

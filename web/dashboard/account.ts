@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { changePassword } from '../../services/dashboard/accounts.js';
 import { passwordRules } from '../../services/dashboard/passwords.js';
-import { endDashboardSession, endUserSessions, switchDashboardSession } from '../../services/dashboard/sessions.js';
+import { endUserSessions, switchDashboardSession } from '../../services/dashboard/sessions.js';
 import { environments, type Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
 import { roleLabels } from '../../domain/roles.js';
@@ -60,12 +60,11 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
     '/account/password',
     withAction(deps, async (session, form, request, reply) => {
       const result = await attempt(
-        () => changePassword(deps, session.user.id, { current: pick(form.get('currentPassword')), next: pick(form.get('newPassword')) }),
+        () => changePassword(deps, session.user.id, { current: pick(form.get('currentPassword')), next: pick(form.get('newPassword')) }, session.tokenHash),
         ['currentPassword', 'newPassword'],
       );
       if (!result.ok) return sendPage(reply, result.status, accountPage(session, result.errors));
-      const ended = await endUserSessions(deps, session.user.id, session.tokenHash);
-      request.log.info({ userId: session.user.id, endedSessions: ended }, 'dashboard password changed');
+      request.log.info({ userId: session.user.id, endedSessions: result.value }, 'dashboard password changed');
       return reply.redirect('/dashboard/account?passwordChanged=1', 303);
     }, { role: 'viewer' }),
   );
@@ -73,8 +72,8 @@ export function registerAccountPages(app: FastifyInstance, deps: ApiDeps): void 
   app.post(
     '/account/sign-out-everywhere',
     withAction(deps, async (session, _form, request, reply) => {
+      // Every session of the person, this one included.
       const ended = await endUserSessions(deps, session.user.id);
-      await endDashboardSession(deps, session.tokenHash);
       request.log.info({ userId: session.user.id, endedSessions: ended }, 'dashboard sign-out everywhere');
       clearSessionCookie(deps, request, reply);
       return reply.redirect('/dashboard/login?everywhere=1', 303);
