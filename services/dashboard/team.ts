@@ -6,7 +6,7 @@ import {
 import { AppError, notFound } from '../../domain/errors.js';
 import { isRole, type Role } from '../../domain/roles.js';
 import type { ServiceDeps } from '../deps.js';
-import { newId } from '../../domain/ids.js';
+import { isId, newId } from '../../domain/ids.js';
 import { newPassword, normalEmail } from './accounts.js';
 import { hashPassword } from './passwords.js';
 
@@ -58,13 +58,21 @@ export async function cancelInvitation(deps: Deps, storeId: string, id: string):
 
 const lastOwner = () => new AppError('invalid_state', 'A store needs at least one owner: make someone else an owner first.', 'role');
 
+/** A string that is no person's id names no member, and is never sent to the database (it may hold a NUL). */
+const memberId = (userId: string): string => {
+  if (!isId('dashboardUser', userId)) throw notFound('member');
+  return userId;
+};
+
 export async function changeMemberRole(deps: Deps, storeId: string, userId: string, role: string): Promise<void> {
+  memberId(userId);
   const outcome = await changeMember(deps.pool, storeId, userId, roleOf(role, 'role'));
   if (outcome === 'not_member') throw notFound('member');
   if (outcome === 'last_owner') throw lastOwner();
 }
 
 export async function removeMember(deps: Deps, storeId: string, userId: string): Promise<void> {
+  memberId(userId);
   const outcome = await changeMember(deps.pool, storeId, userId, null);
   if (outcome === 'not_member') throw notFound('member');
   if (outcome === 'last_owner') throw lastOwner();

@@ -351,5 +351,10 @@ describe('the team and invitations', () => {
     expect((await get('/dashboard/team', s.cookie)).text).toContain('your role: Viewer');
     // Another store's member id is no member here.
     expect((await act(devSession, `/dashboard/team/${store.clientId}/remove`)).status).toBe(404);
+    // A member id that is no id (a NUL in it: found by the fuzz suite) is no member, never a 500.
+    for (const bad of ['usr_%00', 'a%00b', 'x'.repeat(300)]) {
+      expect((await act(devSession, `/dashboard/team/${bad}/remove`)).status).toBe(404);
+      expect((await act(devSession, `/dashboard/team/${bad}/role`, { role: 'viewer' })).status).toBe(404);
+    }
   });
 });
