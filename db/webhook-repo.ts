@@ -179,9 +179,13 @@ export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): 
  * Enabled endpoints of the event's store and environment that subscribe to its type and existed
  * when the event was recorded (an endpoint added later never receives an earlier event).
  */
-export async function matchingEndpointIds(pool: DatabasePool, event: Scope & { id: string; type: string }): Promise<readonly string[]> {
-  return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id FROM webhook_endpoints
+/**
+ * The endpoints an event goes to: enabled, same store and environment, subscribed to its type,
+ * and created before the event was recorded (however late the dispatch runs).
+ */
+export async function matchingEndpoints(pool: DatabasePool, event: Scope & { id: string; type: string }): Promise<readonly EndpointRow[]> {
+  return pool.any(sql.type(endpointRow)`
+    SELECT ${endpointColumns} FROM webhook_endpoints
     WHERE store_id = ${event.storeId} AND environment = ${event.environment} AND status = 'enabled'
       AND ${event.type} = ANY(enabled_events)
       AND created_at <= (SELECT recorded_at FROM events WHERE id = ${event.id})
@@ -209,14 +213,18 @@ export interface NewDelivery {
 export async function recordDelivery(pool: DatabasePool, d: NewDelivery): Promise<DeliveryRow> {
   for (let tries = 0; ; tries++) {
     try {
-      await pool.query(sql.unsafe`
-        INSERT INTO webhook_deliveries (id, endpoint_id, event_id, attempt, trigger, status, response_status, latency_ms,
-          response_body, error, created_at)
-        SELECT ${d.id}, ${d.endpointId}, ${d.eventId},
-          COALESCE((SELECT max(attempt) FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId} AND event_id = ${d.eventId}), 0) + 1,
-          ${d.trigger}, ${d.status}, ${d.responseStatus}, ${d.latencyMs}, ${d.responseBody}, ${d.error}, ${d.startedAt}
-        ON CONFLICT (id) DO NOTHING`);
-      return (await findDeliveryById(pool, d.id))!;
+      // One round trip: the new row comes back with its event's type; a retry's conflict reads the logged one.
+      const inserted = await pool.maybeOne(sql.type(deliveryRow)`
+        WITH d AS (
+          INSERT INTO webhook_deliveries (id, endpoint_id, event_id, attempt, trigger, status, response_status, latency_ms,
+            response_body, error, created_at)
+          SELECT ${d.id}, ${d.endpointId}, ${d.eventId},
+            COALESCE((SELECT max(attempt) FROM webhook_deliveries WHERE endpoint_id = ${d.endpointId} AND event_id = ${d.eventId}), 0) + 1,
+            ${d.trigger}, ${d.status}, ${d.responseStatus}, ${d.latencyMs}, ${d.responseBody}, ${d.error}, ${d.startedAt}
+          ON CONFLICT (id) DO NOTHING
+          RETURNING *)
+        SELECT ${deliveryColumns} FROM d JOIN events e ON e.id = d.event_id`);
+      return inserted ?? (await findDeliveryById(pool, d.id))!;
     } catch (err) {
       if (tries >= 3 || !(err instanceof UniqueIntegrityConstraintViolationError)) throw err;
     }
@@ -226,6 +234,13 @@ export async function recordDelivery(pool: DatabasePool, d: NewDelivery): Promis
 export async function findDeliveryById(db: CommonQueryMethods, id: string): Promise<DeliveryRow | null> {
   return db.maybeOne(sql.type(deliveryRow)`
     SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ${id}`);
+}
+
+/** The logged attempts among `ids` (one query for a whole fan-out). */
+export async function findDeliveriesByIds(db: CommonQueryMethods, ids: readonly string[]): Promise<readonly DeliveryRow[]> {
+  if (ids.length === 0) return [];
+  return db.any(sql.type(deliveryRow)`
+    SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ANY(${sql.array(ids, 'text')})`);
 }
 
 export async function listDeliveries(pool: DatabasePool, endpointId: string, limit: number): Promise<readonly DeliveryRow[]> {

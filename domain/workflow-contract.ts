@@ -116,6 +116,12 @@ export interface WebhookDeliveryInput {
   endpointId: string;
   /** WEBHOOK_RETRY_SCALE at dispatch time; part of the input so replays see the same schedule. */
   delayScale: number;
+  /**
+   * The log id of the first attempt, shared with the dispatch that may have made it inline
+   * (activities/webhooks/dispatch.ts): if it did, the workflow's first attempt finds its log row
+   * and continues the schedule from there without sending. Absent in older histories.
+   */
+  firstDeliveryId?: string;
   manualDeliveryId?: string;
 }
 

@@ -178,7 +178,9 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
 
   const webhooks = proxyActivities<{ dispatchEvent(i: { eventId: string }): Promise<void> }>({
     taskQueue: input.webhookTaskQueue,
+    // It makes the first attempt at each endpoint (each given 10 s) and heartbeats meanwhile.
     startToCloseTimeout: '30 seconds',
+    heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   const dispatch = (eventId: string) => webhooks.dispatchEvent({ eventId });

@@ -66,7 +66,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     if (waitMs > 0 && (await condition(() => deliveredManually, waitMs))) {
       return { outcome: 'delivered_manually', attempts: i, lastDeliveryId: last?.deliveryId ?? null, endpointDisabled: false };
     }
-    last = await attempt(input, newDeliveryId(), 'automatic');
+    last = await attempt(input, (i === 0 ? input.firstDeliveryId : undefined) ?? newDeliveryId(), 'automatic');
     if (last.outcome !== 'failed') {
       const outcome = last.outcome === 'succeeded' ? 'delivered' : last.outcome;
       return { outcome, attempts: i + 1, lastDeliveryId: last.deliveryId, endpointDisabled: outcome === 'endpoint_gone' };

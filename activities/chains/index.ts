@@ -45,7 +45,8 @@ export function createChainActivities(deps: ActivityDeps) {
     if (!set) watchSets.set(key, (set = new WatchSet(family, env)));
     return set;
   };
-  const { dispatchEvent } = createDispatchActivities(deps);
+  // The scan never waits on merchants' endpoints: its events' first attempts run in delivery workflows.
+  const { dispatchEventToWorkflows: dispatchEvent } = createDispatchActivities(deps);
   const outages = new OutageLog(deps.logger);
 
   function view(rail: EvmStyleRail, environment: Environment): EvmChainView {

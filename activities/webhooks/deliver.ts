@@ -60,41 +60,60 @@ function unusableSecret(err: CredentialCryptoError | EncryptionKeyRequiredError)
   return 'not sent: the signing secret stored for this endpoint could not be decrypted (tampered with, or encrypted under a key the server no longer holds); nothing was signed. The worker log has the details';
 }
 
-export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings }) {
+/**
+ * The keyrings one fan-out reads its endpoints' secrets with, loaded once per environment for all
+ * of them (the development key is a file read); each attempt of a delivery workflow loads its own.
+ */
+export type Keyrings = Partial<Record<EndpointRow['environment'], Promise<Keyring>>>;
+
+/** The running activity's context, or none when the code runs outside a worker (the bench, a test harness). */
+export function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One attempt of an event at an endpoint, given both rows: signed, sent, logged under
+ * `deliveryId` and settled. Shared by the delivery workflow's activity and by the dispatch's
+ * inline first attempt, so both make exactly the same request and the same log row.
+ */
+export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings }) {
   const { pool } = deps;
 
   /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
-  async function secretsFor(endpoint: EndpointRow, event: StoredEvent, at: Date): Promise<string[] | PostResult> {
+  async function secretsFor(endpoint: EndpointRow, event: StoredEvent, at: Date, keyrings: Keyrings): Promise<string[] | PostResult> {
     try {
-      let keyring: Promise<Keyring> | undefined;
-      return await signingSecrets(endpoint, at, () => (keyring ??= keyringFor(deps.config, endpoint.environment)));
+      return await signingSecrets(endpoint, at, () => (keyrings[endpoint.environment] ??= keyringFor(deps.config, endpoint.environment)));
     } catch (err) {
       if (!(err instanceof CredentialCryptoError || err instanceof EncryptionKeyRequiredError)) throw err;
       // Loud, never a guess: nothing is signed, the delivery log shows a failed attempt, the worker log says why.
-      Context.current().log.error('webhook not sent: the signing secret is unusable', {
+      activityContext()?.log.error('webhook not sent: the signing secret is unusable', {
         endpointId: endpoint.id, storeId: endpoint.store_id, eventId: event.id, error: err.message,
       });
       return { status: null, body: null, latencyMs: 0, error: unusableSecret(err), location: null };
     }
   }
 
-  async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date): Promise<PostResult> {
+  async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date, keyrings: Keyrings): Promise<PostResult> {
     // Checked again at every attempt, on a fresh DNS answer: where the host points may have changed.
     const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks);
     if (!dest.ok) return { status: null, body: null, latencyMs: 0, error: `not sent: the URL ${dest.message}`, location: null };
-    const secrets = await secretsFor(endpoint, event, startedAt);
+    const secrets = await secretsFor(endpoint, event, startedAt, keyrings);
     if (!Array.isArray(secrets)) return secrets;
     const body = serializeEvent(event.payload);
     const headers = webhookHeaders(secrets, event.id, Math.floor(startedAt.getTime() / 1000), body);
-    const ctx = Context.current();
+    const ctx = activityContext();
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
-    const beat = setInterval(() => ctx.heartbeat(), 1000);
+    const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
     try {
       return await postWebhook({
-        url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx.cancellationSignal,
+        url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal,
       });
     } finally {
-      clearInterval(beat);
+      if (beat) clearInterval(beat);
     }
   }
 
@@ -129,6 +148,25 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Ser
     return { outcome, deliveryId: row.id, responseStatus: row.response_status };
   }
 
+  /** Sends and logs one attempt (`keyrings` shared by the attempts of one fan-out); `endpoint_unavailable` when the endpoint (or its store) was deleted meanwhile. */
+  async function attempt(endpoint: EndpointRow, event: StoredEvent, input: DeliverAttemptInput, keyrings: Keyrings = {}): Promise<DeliverAttemptResult> {
+    const startedAt = new Date();
+    const r = await send(endpoint, event, startedAt, keyrings);
+    const row = await record(input, r, startedAt);
+    if (!row) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
+    activityContext()?.log.info('webhook attempt', {
+      eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
+    });
+    return settle(row);
+  }
+
+  return { attempt, settle };
+}
+
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings }) {
+  const { pool } = deps;
+  const { attempt, settle } = createAttempts(deps);
+
   return {
     /**
      * One signed POST of an event to an endpoint, logged. Idempotent per delivery id: once the
@@ -143,14 +181,7 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Ser
       const event = await findEvent(pool, input.eventId);
       // Events only disappear with their store, which takes its endpoints along.
       if (!event) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: null };
-      const startedAt = new Date();
-      const r = await send(endpoint, event, startedAt);
-      const row = await record(input, r, startedAt);
-      if (!row) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
-      Context.current().log.info('webhook attempt', {
-        eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
-      });
-      return settle(row);
+      return attempt(endpoint, event, input);
     },
 
     /**

@@ -1,60 +1,131 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { findEvent } from '../../db/event-repo.js';
-import { markEventDispatched, matchingEndpointIds, undispatchedEventIds } from '../../db/webhook-repo.js';
-import type { Environment } from '../../domain/environment.js';
+import { findEvent, type StoredEvent } from '../../db/event-repo.js';
+import {
+  findDeliveriesByIds,
+  markEventDispatched,
+  matchingEndpoints,
+  undispatchedEventIds,
+  type DeliveryRow,
+  type EndpointRow,
+} from '../../db/webhook-repo.js';
+import { derivedId } from '../../domain/ids.js';
+import { inParallel } from '../../rails/chain/reads.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
+import { activityContext, createAttempts, type AttemptOutcome, type Keyrings } from './deliver.js';
 
 /** The outbox safety net picks up events this old whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
-/** Workflow starts in flight at once when one event fans out to many endpoints. */
-const startConcurrency = 16;
+/** Deliveries in flight at once when one event fans out to many endpoints. */
+const fanOutConcurrency = 32;
+/**
+ * A first attempt is made inline only if it starts within this long of the dispatch: each may
+ * take the 10 s an endpoint is given, and the dispatch activity has 30 s. Endpoints left over
+ * get their first attempt from their delivery workflow instead.
+ */
+const inlineBudgetMs = 15_000;
 
-/** Starts the delivery workflow of one event to one endpoint; false when it ran already. */
-export function startDelivery(
-  deps: { temporal: Client; config: ServiceSettings },
-  event: { id: string; storeId: string; environment: Environment },
-  endpointId: string,
-): Promise<boolean> {
-  return startDeliveryWorkflow(targetOf(deps), event, endpointId, deps.config.webhooks.retryScale);
+type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings };
+
+/**
+ * The id of an event's first attempt at an endpoint, the same wherever it is made (inline by the
+ * dispatch, or by the delivery workflow): whichever runs second finds the first one's log row and
+ * sends nothing.
+ */
+export function firstDeliveryId(eventId: string, endpointId: string): string {
+  return derivedId('webhookDelivery', `first-attempt:${eventId}:${endpointId}`);
 }
 
+/** Starts the delivery workflow (the retry schedule) of one event to one endpoint; false when it ran already. */
+function startDelivery(deps: Deps, event: { id: string; storeId: string; environment: StoredEvent['environment'] }, endpointId: string): Promise<boolean> {
+  return startDeliveryWorkflow(targetOf(deps), event, endpointId, deps.config.webhooks.retryScale, firstDeliveryId(event.id, endpointId));
+}
 
-export function createDispatchActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings }) {
+export interface DispatchResult {
+  /** Endpoints the event goes to. */
+  endpoints: number;
+  /** First attempts this call sent. */
+  sent: number;
+  /** Delivery workflows this call started: the first attempt failed, or was left to the workflow. */
+  retrying: number;
+}
+
+export function createDispatchActivities(deps: Deps) {
+  const { attempt, settle } = createAttempts(deps);
   let sweeperEnsured: Promise<void> | undefined;
 
-  async function dispatchEvent(input: { eventId: string }): Promise<{ endpoints: number; started: number }> {
+  /**
+   * One endpoint's first attempt. Sent here when `inline` and in time (most endpoints answer 2xx
+   * at once, and then no workflow is needed); otherwise, or when it fails, the delivery workflow
+   * takes over with the Standard Webhooks schedule. A first attempt logged by an earlier try of
+   * this dispatch is settled from the log, never sent again.
+   */
+  async function firstAttempt(event: StoredEvent, endpoint: EndpointRow, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings) {
+    const deliveryId = firstDeliveryId(event.id, endpoint.id);
+    let outcome: AttemptOutcome | 'not_attempted' = 'not_attempted';
+    let sent = false;
+    if (logged) outcome = (await settle(logged)).outcome;
+    else if (inline) {
+      try {
+        outcome = (await attempt(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId, trigger: 'automatic' }, keyrings)).outcome;
+        sent = true;
+      } catch (err) {
+        // The database went away mid-attempt, say: the workflow's first attempt (same id) settles it.
+        activityContext()?.log.warn('inline webhook attempt failed; its delivery workflow takes over', {
+          eventId: event.id, endpointId: endpoint.id, error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    const retrying = (outcome === 'failed' || outcome === 'not_attempted') && (await startDelivery(deps, event, endpoint.id));
+    return { sent, retrying };
+  }
+
+  async function fanOut(eventId: string, inline: boolean): Promise<DispatchResult> {
     // Once per worker process: the first dispatch also makes sure the safety net runs.
     sweeperEnsured ??= ensureWebhookSweeper(deps).catch(() => {
       sweeperEnsured = undefined;
     });
-    const event = await findEvent(deps.pool, input.eventId);
+    const event = await findEvent(deps.pool, eventId);
     // The caller commits the event before dispatching; a missing one is retried, not dropped.
-    if (!event) throw new Error(`event ${input.eventId} is not in the outbox (yet)`);
-    const endpointIds = await matchingEndpointIds(deps.pool, event);
-    let started = 0;
-    for (let i = 0; i < endpointIds.length; i += startConcurrency) {
-      const batch = endpointIds.slice(i, i + startConcurrency);
-      const results = await Promise.all(batch.map((id) => startDelivery(deps, event, id)));
-      started += results.filter(Boolean).length;
+    if (!event) throw new Error(`event ${eventId} is not in the outbox (yet)`);
+    const endpoints = await matchingEndpoints(deps.pool, event);
+    const logged = new Map((await findDeliveriesByIds(deps.pool, endpoints.map((e) => firstDeliveryId(event.id, e.id)))).map((d) => [d.endpoint_id, d]));
+    const inlineUntil = performance.now() + inlineBudgetMs;
+    // Heartbeats let Temporal retry the dispatch within seconds if this worker dies mid-fan-out.
+    const ctx = activityContext();
+    const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+    const keyrings: Keyrings = {};
+    let outcomes: Array<{ sent: boolean; retrying: boolean }>;
+    try {
+      outcomes = await inParallel(endpoints, fanOutConcurrency, (endpoint) =>
+        firstAttempt(event, endpoint, logged.get(endpoint.id), inline && performance.now() < inlineUntil, keyrings));
+    } finally {
+      if (beat) clearInterval(beat);
     }
     await markEventDispatched(deps.pool, event.id);
-    return { endpoints: endpointIds.length, started };
+    return { endpoints: endpoints.length, sent: outcomes.filter((r) => r.sent).length, retrying: outcomes.filter((r) => r.retrying).length };
   }
 
   return {
     /**
-     * Fans one outbox event out to every matching endpoint (enabled, same store and
-     * environment, subscribed to the type), one delivery workflow each, then marks it dispatched.
+     * Fans one outbox event out to every matching endpoint: the first attempt of each is made
+     * right here, and only an endpoint that did not take it gets a delivery workflow (the retry
+     * schedule). Then marks the event dispatched. Safe to run again: logged attempts are not resent.
      */
-    dispatchEvent,
+    dispatchEvent: (input: { eventId: string }) => fanOut(input.eventId, true),
+
+    /**
+     * The same fan-out with every first attempt left to a delivery workflow: for callers that
+     * must not wait on merchants' endpoints (the chain scan, the outbox sweep).
+     */
+    dispatchEventToWorkflows: (input: { eventId: string }) => fanOut(input.eventId, false),
 
     /** The safety net: dispatches events committed over a minute ago whose dispatch never ran. */
     async sweepOutbox(): Promise<{ dispatched: number }> {
       const ids = await undispatchedEventIds(deps.pool, sweepAfterSeconds, 100);
-      for (const eventId of ids) await dispatchEvent({ eventId });
+      for (const eventId of ids) await fanOut(eventId, false);
       return { dispatched: ids.length };
     },
   };

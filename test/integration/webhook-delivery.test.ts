@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
+import { firstDeliveryId } from '../../activities/webhooks/dispatch.js';
 import { z } from 'zod';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { encryptionEnv, eventually, linkData, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
@@ -30,7 +32,9 @@ describe('delivery', () => {
     const store = await stack.createStore();
     const ep = await endpoint(store, '/signed');
     const { event, dispatched, activities } = await emit(store);
-    expect(dispatched).toEqual({ endpoints: 1, started: 1 });
+    // The first attempt is made by the dispatch itself: it succeeded, so no delivery workflow was needed.
+    expect(dispatched).toEqual({ endpoints: 1, sent: 1, retrying: 0 });
+    await expect(stack.temporal.workflow.getHandle(`webhook-delivery/${event.id}/${ep.id}`).describe()).rejects.toThrow(WorkflowNotFoundError);
     await receiver.waitFor(() => receiver.requestsTo('/signed').length === 1, 'the webhook');
     const [req] = receiver.requestsTo('/signed') as [Received];
     expect(verifyWebhook(ep.secret, req)).toEqual({
@@ -42,13 +46,14 @@ describe('delivery', () => {
     expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     const log = await eventually(() => deliveries(store, ep.id), (d) => d.length === 1, 'the delivery log');
     expect(log[0]).toEqual({
-      id: expect.stringMatching(/^wd_[0-9a-z]{24}$/), eventId: event.id, eventType: 'payment_link.confirmed', attempt: 1,
+      id: firstDeliveryId(event.id, ep.id), eventId: event.id, eventType: 'payment_link.confirmed', attempt: 1,
       status: 'succeeded', responseStatus: 200, latencyMs: expect.any(Number), error: null, responseBody: null, createdAt: expect.any(String),
     });
     const dispatchedAt = await stack.pool.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT dispatched_at AS d FROM events WHERE id = ${event.id}`);
     expect(dispatchedAt).not.toBeNull();
-    // Dispatching the same event again starts nothing new.
-    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, started: 0 });
+    // Dispatching the same event again (a retried activity) finds the logged attempt: nothing is sent or started.
+    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 0 });
+    expect(await activities.dispatchEventToWorkflows({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 0 });
     expect(await activities.sweepOutbox()).toEqual({ dispatched: 0 });
     expect(receiver.requestsTo('/signed')).toHaveLength(1);
   });
@@ -63,7 +68,7 @@ describe('delivery', () => {
     await endpoint(other, '/match/other-store');
     const transfer = { network: 'BSC', index: 3, address: '0xabc', txHash: '0x01', logIndex: 0, from: '0xdef', amount: '25', confirmations: 1, blockNumber: 12 };
     const { dispatched } = await emit(store, { type: 'transfer.confirmed', data: transfer });
-    expect(dispatched).toEqual({ endpoints: 2, started: 2 });
+    expect(dispatched).toEqual({ endpoints: 2, sent: 2, retrying: 0 });
     await receiver.waitFor(() => receiver.requestsTo('/match/all').length + receiver.requestsTo('/match/transfers').length === 2, 'both');
     for (const path of ['/match/links', '/match/disabled', '/match/other-store']) expect(receiver.requestsTo(path)).toEqual([]);
     expect(JSON.parse(receiver.requestsTo('/match/all')[0]!.body).data).toEqual(transfer);
@@ -76,12 +81,12 @@ describe('delivery', () => {
     const before = await endpoint(store, '/late-dispatch/before');
     const { event, activities } = await emit(store, { dispatch: false });
     await endpoint(store, '/late-dispatch/after');
-    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, started: 1 });
+    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, sent: 1, retrying: 0 });
     await receiver.waitFor(() => receiver.requestsTo('/late-dispatch/before').length === 1, 'the delivery to the older endpoint');
     expect(verifyWebhook(before.secret, receiver.requestsTo('/late-dispatch/before')[0]!)).toMatchObject({ id: event.id });
     // The next event is the new endpoint's to receive.
     const next = await emit(store);
-    expect(next.dispatched).toEqual({ endpoints: 2, started: 2 });
+    expect(next.dispatched).toEqual({ endpoints: 2, sent: 2, retrying: 0 });
     await receiver.waitFor(() => receiver.requestsTo('/late-dispatch/after').length === 1, 'the delivery to the newer endpoint');
     expect(JSON.parse(receiver.requestsTo('/late-dispatch/after')[0]!.body).id).toBe(next.event.id);
   });
@@ -91,7 +96,7 @@ describe('delivery', () => {
     const eps: { id: string; secret: string }[] = [];
     for (let i = 0; i < 25; i++) eps.push(await endpoint(store, `/many/${i}`));
     const { event, dispatched } = await emit(store);
-    expect(dispatched).toEqual({ endpoints: 25, started: 25 });
+    expect(dispatched).toEqual({ endpoints: 25, sent: 25, retrying: 0 });
     await receiver.waitFor(() => eps.every((_, i) => receiver.requestsTo(`/many/${i}`).length > 0), 'all 25 endpoints');
     eps.forEach((ep, i) => {
       const got = receiver.requestsTo(`/many/${i}`);
@@ -111,6 +116,63 @@ describe('delivery', () => {
     expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifyWebhook(rolled.body.secret, req)).toBeTruthy();
     expect(verifyWebhook(ep.secret, req)).toBeTruthy();
+  });
+});
+
+describe('the first attempt, made by the dispatch', () => {
+  it('hands a failed first attempt to the delivery workflow, which goes on from attempt 2 without sending it again', async () => {
+    const store = await stack.createStore();
+    receiver.on('/handover', (_req, nth) => (nth === 1 ? { status: 503 } : { status: 200 }));
+    const ep = await endpoint(store, '/handover');
+    const { event, dispatched, activities } = await emit(store);
+    expect(dispatched).toEqual({ endpoints: 1, sent: 1, retrying: 1 });
+    // A retried dispatch finds the failed attempt logged and the workflow running: it does nothing.
+    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 0 });
+    expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'delivered', attempts: 2 });
+    const log = await deliveries(store, ep.id);
+    expect(log.map((d) => [d.attempt, d.status, d.responseStatus])).toEqual([[2, 'succeeded', 200], [1, 'failed', 503]]);
+    expect(log[1]!.id).toBe(firstDeliveryId(event.id, ep.id));
+    expect(receiver.requestsTo('/handover').map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
+  });
+
+  it('loses nothing when the attempt was sent but its log write failed: the workflow sends it again under the same webhook-id, logged once', async () => {
+    const store = await stack.createStore();
+    const ep = await endpoint(store, '/unlogged');
+    const { event, activities } = await emit(store, { dispatch: false });
+    // The crash between the POST and its log row, made real: the first log write for this event
+    // fails (a sequence counts the writes; its increments survive the failed statement).
+    await stack.pool.query(sql.unsafe`CREATE SEQUENCE unlogged_writes`);
+    await stack.pool.query(sql.unsafe`
+      CREATE FUNCTION fail_first_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF nextval('unlogged_writes') = 1 THEN RAISE EXCEPTION 'injected fault: the database went away'; END IF;
+        RETURN NEW;
+      END $$`);
+    await stack.pool.query(sql.unsafe`
+      CREATE TRIGGER fail_first_log BEFORE INSERT ON webhook_deliveries FOR EACH ROW
+      WHEN (NEW.event_id = ${sql.literalValue(event.id)}) EXECUTE FUNCTION fail_first_log()`);
+    try {
+      expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 1 });
+      expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    } finally {
+      await stack.pool.query(sql.unsafe`DROP TRIGGER fail_first_log ON webhook_deliveries`);
+      await stack.pool.query(sql.unsafe`DROP FUNCTION fail_first_log()`);
+      await stack.pool.query(sql.unsafe`DROP SEQUENCE unlogged_writes`);
+    }
+    const got = receiver.requestsTo('/unlogged');
+    expect(got.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
+    expect((await deliveries(store, ep.id)).map((d) => [d.id, d.attempt, d.status])).toEqual([[firstDeliveryId(event.id, ep.id), 1, 'succeeded']]);
+  });
+
+  it('leaves every first attempt to the delivery workflows for callers that must not wait on endpoints (chain scan, outbox sweep)', async () => {
+    const store = await stack.createStore();
+    const ep = await endpoint(store, '/via-workflow');
+    const { event, activities } = await emit(store, { dispatch: false });
+    expect(await activities.dispatchEventToWorkflows({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 1 });
+    expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    expect((await deliveries(store, ep.id)).map((d) => d.id)).toEqual([firstDeliveryId(event.id, ep.id)]);
+    // The dispatch run afterwards finds that attempt logged and sends nothing more.
+    expect(await activities.dispatchEvent({ eventId: event.id })).toEqual({ endpoints: 1, sent: 0, retrying: 0 });
+    expect(receiver.requestsTo('/via-workflow')).toHaveLength(1);
   });
 });
 
@@ -173,13 +235,14 @@ describe('retries', () => {
     const store = await stack.createStore();
     receiver.on('/gone', () => ({ status: 410, body: 'gone' }));
     const ep = await endpoint(store, '/gone');
-    const { event } = await emit(store);
-    expect(await finished(event.id, ep.id, 'webhook-delivery-gone')).toMatchObject({ outcome: 'endpoint_gone', attempts: 1, endpointDisabled: true });
+    // The dispatch's own first attempt meets the 410: the endpoint is disabled, no workflow is needed.
+    const { dispatched } = await emit(store);
+    expect(dispatched).toEqual({ endpoints: 1, sent: 1, retrying: 0 });
     const shown = await eventually(() => getEndpoint(store, ep.id), (e) => e.status === 'disabled', 'the endpoint disabled');
     expect(shown.disabledReason).toContain('410 Gone');
     expect(shown.disabledAt).toEqual(expect.any(String));
     expect((await deliveries(store, ep.id)).map((d) => [d.status, d.responseStatus])).toEqual([['failed', 410]]);
-    expect((await emit(store)).dispatched).toEqual({ endpoints: 0, started: 0 });
+    expect((await emit(store)).dispatched).toEqual({ endpoints: 0, sent: 0, retrying: 0 });
     expect(receiver.requestsTo('/gone')).toHaveLength(1);
     const enabled = await stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${ep.id}/enable`, key: store.keys.test.secretKey });
     expect(enabled.body).toMatchObject({ status: 'enabled', disabledReason: null, disabledAt: null });

@@ -53,7 +53,7 @@ it('delivers with the same webhook-id after the worker is killed mid-delivery', 
   const event = await insertEvent(stack.pool, {
     storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: 'kill-1', data: { id: 'pl_x' }, createdAt: new Date().toISOString(),
   });
-  await createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config }).dispatchEvent({ eventId: event.id });
+  await createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config }).dispatchEventToWorkflows({ eventId: event.id });
   await receiver.waitFor(() => receiver.requestsTo('/kill').length === 1, 'the first attempt to arrive');
 
   child.kill('SIGKILL');
