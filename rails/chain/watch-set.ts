@@ -60,7 +60,7 @@ export class WatchSet {
 
   /** EVM and TRON addresses by their bytes (so either form of a TRON address matches); Solana references as written. */
   private newBook(): AddressBook {
-    return new AddressBook(this.family === 'evm' ? evmKey : this.family === 'tron' ? tronKey : (address) => address);
+    return this.family === 'sol_ref' ? new AddressBook((address) => address, false) : new AddressBook(this.family === 'evm' ? evmKey : tronKey);
   }
 
   get size(): number {
