@@ -1,37 +1,41 @@
-// Link creation on one store at c=32 through the whole app (auth, validation, address allocation,
+// Link creation on one store at c=32 through the whole API (auth, validation, address allocation,
 // the link and its watched addresses, the workflow start), beside a bare Fastify + `pg` route that
 // writes the same rows in one transaction (counter, ledger, link, watched addresses) and nothing
-// else, and beside raw workflow starts on the same Temporal, in one run. The app serves from this
-// process, which also runs the HTTP client and the stack's Temporal workers: the event-loop delay
-// measured here (`monitorEventLoopDelay`, during each measured round only) is an upper bound on the
-// serving loop's.
+// else, both with a pool of 10, in alternating rounds of one run; and raw workflow starts on the
+// same Temporal. The load comes from wrk in its own process (bench/load.ts), pinned to the other
+// core; this process only serves, so the event-loop delay measured here (`monitorEventLoopDelay`,
+// during each measured round) is the serving loop's. The stack's Temporal workers are stopped
+// first: as in the production topology (docs/production.md), the API process runs no workflows,
+// and what is measured is creation, not the workflows it starts.
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { RateService } from '../activities/rates/rate-service.js';
+import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
+import { openPool } from '../db/pool.js';
 import { taskQueueName } from '../domain/task-queues.js';
 import { newId } from '../domain/ids.js';
+import { buildApp } from '../runtime/http-app.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
-import { httpCall } from '../test/helpers/http.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
-import { runConcurrently, withEventLoopDelay } from './load.js';
+import { clientsWithinLimit, loadFromChild, pinnedServer, runConcurrently, withEventLoopDelay } from './load.js';
 
-export async function benchCreate(concurrency = 32, total = 400) {
+export async function benchCreate(concurrency = 32, seconds = 5) {
   await startTestTemporal();
-  const stack = await startStack();
+  const stack = await startStack({ TRUST_PROXY: '127.0.0.1', CHAIN_WATCHERS: 'off' });
   const bareDb = new pg.Pool({ connectionString: stack.config.databaseUrl!, max: 10 });
+  const appDb = await openPool(stack.config.databaseUrl!, 10);
   const bare = Fastify();
+  const api = await buildApp({
+    config: stack.config, pool: appDb, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(),
+    rates: new RateService({ testKesPerUsdt: stack.config.testKesPerUsdt, sources: [] }),
+  });
   try {
+    await stack.workers.shutdown();
     const store = await stack.createStore('Create bench');
     await connectAllRails(stack, store.clientId);
-    const key = store.keys.test.secretKey;
-    const app = async (i: number) => {
-      const res = await stack.request({
-        method: 'POST', url: '/v1/payment-links', key, localAddress: `127.0.3.${(i % 50) + 1}`,
-        payload: { usdtAmount: '10', enabledRails: ['USDT_BSC', 'USDT_TRON'] },
-      });
-      if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`);
-    };
     bare.post('/bare', async () => {
       const id = newId('paymentLink');
       const [evm, tron] = [`0x${randomBytes(20).toString('hex')}`, `T${randomBytes(16).toString('hex')}`];
@@ -62,33 +66,48 @@ export async function benchCreate(concurrency = 32, total = 400) {
       return { id };
     });
     await bare.listen({ host: '127.0.0.1', port: 0 });
-    const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
-    const bareCall = async () => {
-      const res = await httpCall(bareUrl, { method: 'POST', url: '/bare', payload: {} });
-      if (res.status !== 200) throw new Error(`bare: ${res.status}`);
-    };
+    await api.listen({ host: '127.0.0.1', port: 0 });
+    const url = (server: { address(): unknown }) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // Enough clients that none passes the create route's 600 a minute (bench/load.ts).
+    const clients = clientsWithinLimit(600, seconds, 1_000);
+    let clientOffset = 0;
+    const load = (base: string, path: string, headers: Record<string, string>, body: string, s: number) =>
+      withEventLoopDelay(() => loadFromChild({
+        base, paths: [path], method: 'POST', body, headers: { 'content-type': 'application/json', ...headers },
+        connections: concurrency, seconds: s, clients, clientOffset: (clientOffset += clients),
+      }));
+    const app = (s: number) => load(url(api.server), '/v1/payment-links', { 'x-api-key': store.keys.test.secretKey },
+      JSON.stringify({ usdtAmount: '10', enabledRails: ['USDT_BSC', 'USDT_TRON'] }), s);
+    const bareCall = (s: number) => load(url(bare.server), '/bare', {}, '{}', s);
     const queue = taskQueueName(stack.config.temporal.taskQueuePrefix, 'payments');
     const start = async (i: number) => {
       await stack.temporal.workflow.start('systemCheck', { workflowId: `bench-create/${Date.now()}/${i}`, taskQueue: queue });
     };
-    await runConcurrently(8, 40, app); // warm-up
-    await runConcurrently(8, 40, bareCall);
-    const measured = (call: (i: number) => Promise<void>) => withEventLoopDelay(() => runConcurrently(concurrency, total, call));
-    type Round = Awaited<ReturnType<typeof measured>>;
+    type Round = Awaited<ReturnType<typeof app>>;
     const rounds = { app: [] as Round[], bare: [] as Round[] };
-    for (let r = 0; r < 2; r++) {
-      rounds.app.push(await measured(app));
-      rounds.bare.push(await measured(bareCall));
-    }
-    const best = (xs: typeof rounds.app) => xs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+    await pinnedServer(async () => {
+      await app(2); // warm-up
+      await bareCall(2);
+      for (let r = 0; r < 2; r++) {
+        rounds.app.push(await app(seconds));
+        rounds.bare.push(await bareCall(seconds));
+      }
+    });
+    const best = (xs: Round[]) => xs.reduce((x, y) => (y.reqPerSec > x.reqPerSec ? y : x));
     const [a, b] = [best(rounds.app), best(rounds.bare)];
+    if (a.non2xx + a.errors + b.non2xx + b.errors > 0) throw new Error(`create bench: refused or failed requests ${JSON.stringify({ a, b })}`);
+    const shape = (x: Round) => ({
+      concurrency, seconds, perSecond: x.reqPerSec, p50Ms: x.p50Ms, p99Ms: x.p99Ms, eventLoopP99Ms: x.eventLoopP99Ms, eventLoopMaxMs: x.eventLoopMaxMs,
+    });
     return {
-      app: a,
-      bareInsertsRoute: b,
-      ratio: Math.round((a.perSecond / b.perSecond) * 100) / 100,
-      rawWorkflowStarts: await measured(start),
+      app: shape(a),
+      bareInsertsRoute: shape(b),
+      ratio: Math.round((a.reqPerSec / b.reqPerSec) * 100) / 100,
+      rawWorkflowStarts: await withEventLoopDelay(() => runConcurrently(concurrency, 400, start)),
     };
   } finally {
+    await api.close();
+    await appDb.end();
     await bare.close();
     await bareDb.end();
     await stack.stop();

@@ -28,11 +28,6 @@ export async function findStoreBranding(
   return { name: row.name, defaultRedirectUrl: row.default_redirect_url, logo: logo && { sha256: logo.sha256, contentType: logo.content_type } };
 }
 
-export async function findDefaultRedirectUrl(db: CommonQueryMethods, storeId: string, env: Environment): Promise<string | null> {
-  return (await db.maybeOneFirst(sql.type(z.object({ default_redirect_url: z.string().nullable() }))`
-    SELECT default_redirect_url FROM store_settings WHERE store_id = ${storeId} AND environment = ${env}`)) ?? null;
-}
-
 /** `url` undefined leaves it as it is; null clears it. */
 export async function setDefaultRedirectUrl(db: CommonQueryMethods, storeId: string, env: Environment, url: string | null): Promise<void> {
   await db.query(sql.unsafe`

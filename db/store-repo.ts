@@ -71,6 +71,46 @@ export async function findWalletKeys(db: CommonQueryMethods, storeId: string, en
   return keys;
 }
 
+/** Everything creating a payment request reads of its store, in one statement. */
+export interface CreationContext {
+  connections: StoreConnections;
+  keys: WalletKeys;
+  policy: StorePolicy;
+  defaultRedirectUrl: string | null;
+  shortcode: string | null;
+}
+
+export async function findCreationContext(db: CommonQueryMethods, storeId: string, env: Environment): Promise<CreationContext> {
+  const row = await db.one(sql.type(z.object({
+    shortcode: z.string().nullable(),
+    tron: z.string().nullable(),
+    evm: z.string().nullable(),
+    solana: z.string().nullable(),
+    late_payment_watch_minutes: z.number().nullable(),
+    underpayment_tolerance_bps: z.number().nullable(),
+    default_redirect_url: z.string().nullable(),
+  }))`
+    SELECT
+      (SELECT shortcode FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${env}) AS shortcode,
+      (SELECT public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'tron') AS tron,
+      (SELECT public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'evm') AS evm,
+      (SELECT public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'solana') AS solana,
+      s.late_payment_watch_minutes, s.underpayment_tolerance_bps, s.default_redirect_url
+    FROM (SELECT 1) AS one LEFT JOIN store_settings s ON s.store_id = ${storeId} AND s.environment = ${env}`);
+  return {
+    connections: { mobileMoney: row.shortcode !== null, tronXpub: row.tron !== null, evmXpub: row.evm !== null, solanaWallet: row.solana !== null },
+    keys: { tron: row.tron, evm: row.evm, solana: row.solana },
+    policy: policyOf(row),
+    defaultRedirectUrl: row.default_redirect_url,
+    shortcode: row.shortcode,
+  };
+}
+
+/** The defaults a store without settings has. */
+function policyOf(row: { late_payment_watch_minutes: number | null; underpayment_tolerance_bps: number | null } | null): StorePolicy {
+  return { lateWatchMinutes: row?.late_payment_watch_minutes ?? 1440, underpaymentToleranceBps: row?.underpayment_tolerance_bps ?? 0 };
+}
+
 export interface StorePolicy {
   lateWatchMinutes: number;
   underpaymentToleranceBps: number;
@@ -79,7 +119,7 @@ export interface StorePolicy {
 export async function findStorePolicy(db: CommonQueryMethods, storeId: string, env: Environment): Promise<StorePolicy> {
   const row = await db.maybeOne(sql.type(z.object({ late_payment_watch_minutes: z.number(), underpayment_tolerance_bps: z.number() }))`
     SELECT late_payment_watch_minutes, underpayment_tolerance_bps FROM store_settings WHERE store_id = ${storeId} AND environment = ${env}`);
-  return { lateWatchMinutes: row?.late_payment_watch_minutes ?? 1440, underpaymentToleranceBps: row?.underpayment_tolerance_bps ?? 0 };
+  return policyOf(row);
 }
 
 export async function updateStorePolicy(db: CommonQueryMethods, storeId: string, env: Environment, p: Partial<StorePolicy>): Promise<StorePolicy> {

@@ -69,12 +69,12 @@ type EventRef = { id: string; storeId: string; environment: Environment };
  * unique even after the workflow closed, so a repeated dispatch (an activity retry, the sweeper
  * racing the workflow) starts nothing new. Returns whether it started.
  */
-export async function startDelivery(target: TemporalTarget, event: EventRef, endpointId: string, delayScale: number): Promise<boolean> {
+export async function startDelivery(target: TemporalTarget, event: EventRef, endpointId: string, delayScale: number, firstDeliveryId?: string): Promise<boolean> {
   try {
     await target.client.workflow.start(workflowTypes.webhookDelivery, {
       workflowId: deliveryWorkflowId(event.id, endpointId),
       taskQueue: queueOf(target, 'webhooks'),
-      args: [{ eventId: event.id, endpointId, delayScale }] satisfies [WebhookDeliveryInput],
+      args: [{ eventId: event.id, endpointId, delayScale, ...(firstDeliveryId ? { firstDeliveryId } : {}) }] satisfies [WebhookDeliveryInput],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: deliveryAttributes(event),
     });

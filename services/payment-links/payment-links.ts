@@ -1,5 +1,5 @@
 import { findLink, findLinkWithPayments, listLinks, type LinkRow } from '../../db/payment-link-repo.js';
-import { findDefaultRedirectUrl } from '../../db/store-branding-repo.js';
+import { findCreationContext } from '../../db/store-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
 import { kesToUsdtMicro, parseUsdt, usdtToKes } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
@@ -62,9 +62,10 @@ function unlessRateUnavailable(err: unknown): null {
 export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, input: CreateLinkInput, ids: RequestIds = freshIds) {
   const id = await ids.idFor('paymentLink');
   // A retry of an Idempotency-Key whose first attempt died after writing the link completes that link.
-  const resumed = await resumePaymentRequest(deps, auth, id);
+  const resumed = ids.fresh ? null : await resumePaymentRequest(deps, auth, id);
   if (resumed) return paymentLinkDto(resumed, deps.config);
-  await assertRailsAvailable(deps, auth, input.enabledRails, 'enabledRails');
+  const store = await findCreationContext(deps.pool, auth.storeId, auth.environment);
+  assertRailsAvailable(auth, input.enabledRails, 'enabledRails', store.connections);
   const { usdtMicro, kes, rate } = await resolveAmounts(deps, auth, input);
   const row = await openPaymentRequest(deps, auth, {
     kind: 'payment_link',
@@ -77,9 +78,9 @@ export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, inp
     merchantRef: input.merchantRef ?? null,
     metadata: input.metadata ?? null,
     // Without one of its own, a link takes the store's default for its environment (the settings page).
-    redirectUrl: input.redirectUrl ?? (await findDefaultRedirectUrl(deps.pool, auth.storeId, auth.environment)),
+    redirectUrl: input.redirectUrl ?? store.defaultRedirectUrl,
     expiresInMinutes: input.expiresInMinutes,
-  });
+  }, store);
   return paymentLinkDto(row, deps.config);
 }
 

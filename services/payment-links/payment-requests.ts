@@ -1,8 +1,8 @@
 import type { DatabasePool } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
-import { findShortcode } from '../../db/mobile-money-repo.js';
 import { findLinkById, insertLink, markWorkflowStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
-import { findStoreConnections, findStorePolicy, findWalletKeys, type StorePolicy } from '../../db/store-repo.js';
+import { findStorePolicy, type CreationContext, type StorePolicy } from '../../db/store-repo.js';
+import type { StoreConnections } from '../../domain/rails.js';
 import { AppError } from '../../domain/errors.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
@@ -29,8 +29,9 @@ const howToConnect: Record<RailRequirement, string> = {
   solana_wallet: 'connect a Solana wallet (PUT /v1/merchant/clients/:clientId/wallets/solana)',
 };
 
-export async function assertRailsAvailable(deps: ServiceDeps, auth: StoreScope, wanted: readonly RailId[], param: string): Promise<void> {
-  const available = availableRails(await findStoreConnections(deps.pool, auth.storeId, auth.environment));
+/** Refuses a rail the store has not connected in the environment (`connections`: its creation context's). */
+export function assertRailsAvailable(auth: StoreScope, wanted: readonly RailId[], param: string, connections: StoreConnections): void {
+  const available = availableRails(connections);
   for (const rail of wanted) {
     if (!available.includes(rail)) {
       throw new AppError('rail_not_available', `${rail} is not available for this store in ${auth.environment}: ${howToConnect[railSpecs[rail].requires]}.`, param);
@@ -66,8 +67,8 @@ export interface PaymentRequestSpec {
  * the request: when Temporal cannot be reached the request still exists, marked as not started,
  * and the workers start its workflow as soon as Temporal answers (startPendingRequests).
  */
-export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec): Promise<LinkRow> {
-  const policy = await findStorePolicy(deps.pool, auth.storeId, auth.environment);
+export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec, store: CreationContext): Promise<LinkRow> {
+  const { policy, keys } = store;
   const has = (r: RailId) => spec.rails.includes(r);
   // One address per adapter family: every EVM rail of a link shares its EVM address.
   const ofFamily = (family: RailFacts['family']) => spec.rails.find((r) => railSpecs[r].family === family);
@@ -88,37 +89,35 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
 
   // Addresses first, each statement committing on its own (no lock held across round trips, no
   // derivation inside one), then the link and its watched addresses in one short transaction.
-  const keys = await findWalletKeys(deps.pool, auth.storeId, auth.environment);
   const [tron, evm] = await Promise.all([
     hasFamily('tron') ? linkAddress(deps.pool, 'tron', keys.tron!, spec.id) : null,
     hasFamily('evm') ? linkAddress(deps.pool, 'evm', keys.evm!, spec.id) : null,
   ]);
-  const shortcode = has('MOBILE_MONEY') ? await findShortcode(deps.pool, auth.storeId, auth.environment) : null;
-  const row = await deps.pool.transaction(async (tx) => {
-    return insertLink(tx, {
-      id: spec.id,
-      kind: spec.kind,
-      storeId: auth.storeId,
-      environment: auth.environment,
-      usdtAmount: formatUsdt(spec.usdtMicro),
-      mobileMoneyAmount: spec.kes,
-      kesPerUsdt: spec.rate?.kesPerUsdt ?? null,
-      rateSource: spec.rate?.source ?? null,
-      enabledRails: spec.rails,
-      addressIndex: null,
-      tronAddress: tron?.address ?? null,
-      evmAddress: evm?.address ?? null,
-      solanaAddress: hasFamily('solana') ? keys.solana : null,
-      solanaReference: hasFamily('solana') ? newSolanaReference() : null,
-      solanaMint,
-      mobileMoneyShortcode: shortcode ?? null,
-      description: spec.description,
-      merchantRef: spec.merchantRef,
-      metadata: spec.metadata,
-      redirectUrl: spec.redirectUrl,
-      expiresAt: new Date(expiresAtMs).toISOString(),
-      watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
-    });
+  const shortcode = has('MOBILE_MONEY') ? store.shortcode : null;
+  // One statement: the link and its watched addresses land together or not at all.
+  const row = await insertLink(deps.pool, {
+    id: spec.id,
+    kind: spec.kind,
+    storeId: auth.storeId,
+    environment: auth.environment,
+    usdtAmount: formatUsdt(spec.usdtMicro),
+    mobileMoneyAmount: spec.kes,
+    kesPerUsdt: spec.rate?.kesPerUsdt ?? null,
+    rateSource: spec.rate?.source ?? null,
+    enabledRails: spec.rails,
+    addressIndex: null,
+    tronAddress: tron?.address ?? null,
+    evmAddress: evm?.address ?? null,
+    solanaAddress: hasFamily('solana') ? keys.solana : null,
+    solanaReference: hasFamily('solana') ? newSolanaReference() : null,
+    solanaMint,
+    mobileMoneyShortcode: shortcode ?? null,
+    description: spec.description,
+    merchantRef: spec.merchantRef,
+    metadata: spec.metadata,
+    redirectUrl: spec.redirectUrl,
+    expiresAt: new Date(expiresAtMs).toISOString(),
+    watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
   });
   const started = await startRequestWorkflow(deps, row, policy);
   return started ? { ...row, workflow_started: true } : row;
