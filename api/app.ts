@@ -1,16 +1,17 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { AppError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
+import { newId, newPooledId } from '../domain/ids.js';
 import type { ApiDeps } from './deps.js';
-import { authenticate } from './plugins/auth.js';
+import { anonymous, authenticate } from './plugins/auth.js';
 import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { withIdempotency } from './plugins/idempotency.js';
-import { limitOf, registerRateLimits } from './plugins/rate-limit.js';
+import { limitHookOf, registerRateLimits } from './plugins/rate-limit.js';
 import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
+import { freshIds } from '../services/request-ids.js';
 import { allRoutes } from './routes/index.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
@@ -33,7 +34,7 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
     loggerInstance: deps.logger,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : newId('request');
+      return typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : newPooledId('request');
     },
     bodyLimit: 64 * 1024,
     // Off unless TRUST_PROXY lists the proxies: only their X-Forwarded-For is believed (docs/operations.md).
@@ -42,8 +43,10 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
     frameworkErrors: unroutablePath,
     clientErrorHandler: malformedHttpRequest,
   } as never) as unknown as FastifyInstance;
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request for one header.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   registerErrorHandling(app);
   registerBodyDepthGuard(app);
@@ -90,16 +93,20 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
     schema: routeSchema(route),
     ...documentOnly,
     // Counted before the body is read: a client over its limit costs no parsing.
-    onRequest: limitOf(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
+    onRequest: limitHookOf(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
     handler: async (request: FastifyRequest, reply) => {
-      const auth = await authenticate(deps, request, route.auth);
+      // A remembered key is answered without a promise (api/plugins/auth.ts).
+      const authenticated = route.auth === 'none' ? anonymous : authenticate(deps, request, route.auth);
+      const auth = authenticated instanceof Promise ? await authenticated : authenticated;
       // Validated before the Idempotency-Key is claimed: a request refused here ran nothing and binds no key.
       const params = route.params ? parseParams(route, request.params) : request.params;
       const query = route.query ? parseInput(route.query, request.query, 'query') : request.query;
       const sent = request.body === undefined && route.bodyOptional ? {} : request.body;
       const body = route.body ? parseInput(route.body, sent, 'body') : undefined;
-      const result = await withIdempotency(deps, auth, request, reply, (ids) =>
-        route.handler({ deps, auth, body, query, params, request, reply, ids }), route.idempotency);
+      // Only a POST can carry an Idempotency-Key (withIdempotency runs any other request as it is).
+      const result = request.method === 'POST'
+        ? await withIdempotency(deps, auth, request, reply, (ids) => route.handler({ deps, auth, body, query, params, request, reply, ids }), route.idempotency)
+        : await route.handler({ deps, auth, body, query, params, request, reply, ids: freshIds });
       if (reply.sent) return reply;
       return result;
     },

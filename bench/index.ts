@@ -55,6 +55,12 @@ if (want('chain')) {
   print('chain', await benchChainLatency());
 }
 
+// Its own process: it runs its own Temporal server (the embedded default's SQLite file) and stack.
+if (want('webhooks')) {
+  const out = execFileSync(process.execPath, ['bin/run-ts.mjs', 'bench/webhooks.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  print('webhooks', JSON.parse(out.slice(out.indexOf('{'))));
+}
+
 if (want('watch')) {
   const { benchWatchSet } = await import('./watch-set.js');
   print('watch', await benchWatchSet());
@@ -109,9 +115,12 @@ ${markdown}
 
 Notes:
 
-- HTTP loads (\`http\`, \`reads\`) come from autocannon in a child process (bench/load-child.ts);
-  the bench process only serves. \`create\` and \`api\` drive the app from the bench process, which
-  also runs the stack's Temporal workers, so their event-loop figures are upper bounds.
+- HTTP loads (\`http\`, \`reads\`, \`create\`) come from Debian's wrk in its own process, pinned to
+  the second core while the serving process is pinned to the first (bench/load.ts); enough client
+  addresses that each stays within its rate limit. \`create\` serves from an API with no Temporal
+  workers (as in the production topology). \`api\` drives the app from the bench process, which also
+  runs the stack's workers, so its event-loop figures are upper bounds. \`webhooks\` runs in its own
+  process with its own Temporal server (the embedded default's SQLite file).
 - Event-loop delay: \`monitorEventLoopDelay({ resolution: 10 })\` in the serving process, enabled
   only while the measured load runs; p99 and max as \`percentile(99) / 1e6\` and \`max / 1e6\` ms.
   Node 20 records the whole interval between samples, so an idle loop reads about 10–13 ms (the

@@ -1,8 +1,14 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-/** What one load run sends: paths rotated, fixed headers, and optional per-path headers. */
+/**
+ * What one load run sends: paths rotated, fixed headers, and optional per-path headers. Every
+ * request comes through a trusted proxy (X-Forwarded-For) from one of `clients` client addresses,
+ * starting at the `clientOffset`-th (bench/load.ts clientAddress), taken in turn.
+ */
 export interface LoadSpec {
   base: string;
   paths: string[];
@@ -11,25 +17,122 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   clientOffset?: number;
+  /** How many distinct clients send the load (default 1,000). */
+  clients?: number;
+  /** GET unless set; `body` is sent with every request (wrk only). */
+  method?: 'GET' | 'POST';
+  body?: string;
 }
 
 export interface Load {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** Answers with a status of 400 or more (wrk's count; a 304 is not counted). */
   non2xx: number;
   errors: number;
 }
 
-/** Runs the load from a child process (bench/load-child.ts) and returns its numbers. */
+/**
+ * How many distinct clients a load of `seconds` at up to `maxPerSecond` needs so that none passes
+ * a per-minute limit of `perMinute` (each stays under 80 % of it): the limiter then answers every
+ * request from an entry it already holds, as it does for a real population of clients each
+ * within its budget, instead of creating (and, past its capacity, evicting) one per request.
+ */
+export const clientsWithinLimit = (perMinute: number, seconds: number, maxPerSecond: number): number =>
+  Math.ceil((maxPerSecond * seconds) / (perMinute * 0.8));
+
+const wrkPath = '/usr/bin/wrk';
+const tasksetPath = '/usr/bin/taskset';
+/** Pinning needs two cores: the server on the first, the load generator on the second. */
+const pinning = existsSync(tasksetPath) && cpus().length >= 2;
+
+/**
+ * Pins this (serving) process, every thread of it, to core 0 while `work` runs, and then lets it
+ * run anywhere again; the load generator runs on core 1 (loadFromChild). Without taskset or a
+ * second core it only runs `work`.
+ */
+export async function pinnedServer<T>(work: () => Promise<T>): Promise<T> {
+  if (!pinning) return work();
+  const all = `0-${cpus().length - 1}`;
+  execFileSync(tasksetPath, ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  try {
+    return await work();
+  } finally {
+    execFileSync(tasksetPath, ['-a', '-p', '-c', all, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
+/**
+ * Runs the load in another process and returns its numbers: Debian's wrk (one thread, pinned to
+ * core 1 when there are two) with a Lua script that rotates the paths, headers and client
+ * addresses, written to a temporary file; or, without wrk, autocannon in a Node child
+ * (bench/load-child.ts).
+ */
 export function loadFromChild(spec: LoadSpec): Promise<Load> {
+  if (!existsSync(wrkPath)) return runChild(process.execPath, ['bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)]);
+  const dir = mkdtempSync(join(tmpdir(), 'malipo-wrk-'));
+  const script = join(dir, 'load.lua');
+  writeFileSync(script, wrkScript(spec));
+  const wrk = [wrkPath, '-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--timeout', '10s', '-s', script, spec.base];
+  const [cmd, ...args] = pinning ? [tasksetPath, '-c', '1', ...wrk] : wrk;
+  return runChild(cmd!, args).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+function runChild(cmd: string, args: string[]): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Load) : reject(new Error(`load child exited ${code}`))));
   });
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * The requests of one run, formatted once in wrk's `init` (the cycle of path and client pairs),
+ * then sent in turn; `done` prints the result as one JSON line.
+ */
+function wrkScript(spec: LoadSpec): string {
+  const clients = spec.clients ?? 1_000;
+  const offset = spec.clientOffset ?? 0;
+  const pairs = (spec.paths.length * clients) / gcd(spec.paths.length, clients);
+  const cycle = pairs <= 200_000 ? pairs : Math.max(spec.paths.length, clients);
+  const lua = (v: string) => JSON.stringify(v); // a JSON string of ASCII is a valid Lua string literal
+  const table = (o: Record<string, string> | undefined) => `{${Object.entries(o ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(v)}`).join(',')}}`;
+  return `
+local paths = {${spec.paths.map(lua).join(',')}}
+local perPath = {${spec.paths.map((_, i) => table(spec.perPath?.[i])).join(',')}}
+local fixed = ${table(spec.headers)}
+local reqs = {}
+local n = ${cycle}
+local i = 0
+local function client(k)
+  return string.format("10.%d.%d.%d", math.floor(k / 65536) % 256, math.floor(k / 256) % 256, k % 256)
+end
+init = function(args)
+  for j = 0, n - 1 do
+    local p = j % #paths + 1
+    local h = {}
+    h["x-forwarded-for"] = client(${offset} + j % ${clients})
+    for k, v in pairs(fixed) do h[k] = v end
+    for k, v in pairs(perPath[p]) do h[k] = v end
+    reqs[j + 1] = wrk.format(${lua(spec.method ?? 'GET')}, paths[p], h${spec.body === undefined ? '' : `, ${lua(spec.body)}`})
+  end
+end
+request = function()
+  i = i % n + 1
+  return reqs[i]
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"reqPerSec":%d,"p50Ms":%.1f,"p99Ms":%.1f,"non2xx":%d,"errors":%d}\\n',
+    math.floor(summary.requests / (summary.duration / 1e6) + 0.5), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    e.status, e.connect + e.read + e.write + e.timeout))
+end
+`;
 }
 
 /** The median run by throughput. */
@@ -81,8 +184,8 @@ export async function runConcurrently(concurrency: number, total: number, call: 
 }
 
 /**
- * The n-th distinct client address (10.x.y.z): a bench sends each request as another client,
- * through a trusted proxy (X-Forwarded-For), so per-IP limits count it but never refuse it.
+ * The n-th distinct client address (10.x.y.z), sent through a trusted proxy (X-Forwarded-For): the
+ * same numbering as the wrk script's.
  */
 export const clientAddress = (n: number): string => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 

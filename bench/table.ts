@@ -83,6 +83,24 @@ export function tableRows(r: Results): Row[] {
       load('api get c=8', a.get_c8);
     }
   }
+  if (r.webhooks) {
+    const { throughput: t, baseline: b, confirmationToFirstAttempt: c, dispatchToFirstAttempt: d } = r.webhooks;
+    rows.push({
+      measure: `signed webhook deliveries to a local receiver, ${t.endpoints} endpoints × ${t.events} events (\`webhooks\`)`,
+      app: `${n(t.deliveriesPerSecond)} deliveries/s, all ${n(t.deliveries)} arrived`,
+      baseline: `one workflow per delivery (the previous design), same server: ${n(b.workflowsPerSecond)}/s`,
+      ratio: ratio(r.webhooks.ratio), target: '≥ 500/s', eventLoop: '—', verdict: verdict(t.deliveriesPerSecond >= 500),
+    });
+    rows.push({
+      measure: `payment confirmed → first webhook attempt arrives, ${c.links} links, idle (\`webhooks\`)`,
+      app: `p99 ${n(c.p99Ms)} ms (p50 ${n(c.p50Ms)})`, baseline: `one workflow start → result, same server: p99 ${n(b.startToResult.p99Ms)} ms`,
+      ratio: '—', target: 'p99 < 1,000 ms', eventLoop: '—', verdict: verdict(c.p99Ms < 1000),
+    });
+    rows.push({
+      measure: `event dispatched → first webhook attempt arrives, ${d.events} events (\`webhooks\`)`,
+      app: `p99 ${d.p99Ms} ms (p50 ${d.p50Ms})`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
+    });
+  }
   if (r.derive) {
     const d = r.derive;
     rows.push({

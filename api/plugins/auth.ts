@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { parseKeyShape } from '../../domain/api-keys.js';
 import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
-import { ownerOfKey } from '../../services/keys/key-owners.js';
+import { ownerOfKey, rememberedOwnerOfKey } from '../../services/keys/key-owners.js';
 import type { ApiDeps } from '../deps.js';
 
 export type AuthKind = 'secret' | 'publishable' | 'none';
@@ -20,9 +20,10 @@ export const anonymous: AuthContext = { kind: 'none', storeId: '', storeName: ''
 /**
  * Resolves the credential a route asks for. Secret keys come in `x-api-key`; publishable keys in
  * the `pk` query parameter. The environment is read from the key, never from the request body.
- * Messages never echo the key.
+ * Messages never echo the key. A key this process remembers (services/keys/key-owners.ts) is
+ * answered at once, without a promise; otherwise the answer is a promise. Refusals are thrown.
  */
-export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind: AuthKind): Promise<AuthContext> {
+export function authenticate(deps: ApiDeps, request: FastifyRequest, kind: AuthKind): AuthContext | Promise<AuthContext> {
   if (kind === 'none') return anonymous;
   if (kind === 'secret') {
     const header = request.headers['x-api-key'];
@@ -35,8 +36,10 @@ export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind:
     if (!shape) {
       throw new AppError('invalid_api_key', `The API key is not valid. Secret keys start with ${deps.config.keyPrefix}_test_ or ${deps.config.keyPrefix}_live_.`);
     }
-    const owner = await ownerOfKey(deps, 'secret', key);
-    return { kind, ...owner };
+    // A key this process remembers is answered at once (the hot path: no promise, no statement).
+    const remembered = rememberedOwnerOfKey(deps.pool, 'secret', key);
+    if (remembered) return { kind, ...remembered };
+    return ownerOfKey(deps, 'secret', key).then((owner) => ({ kind, ...owner }));
   }
   const pk = (request.query as Record<string, unknown> | undefined)?.pk;
   if (typeof pk !== 'string' || pk === '') {
@@ -47,8 +50,9 @@ export async function authenticate(deps: ApiDeps, request: FastifyRequest, kind:
     throw new AppError('wrong_key_kind', exposedSecretKeyMessage, 'pk');
   }
   if (!shape) throw new AppError('invalid_api_key', 'The publishable key is not valid; it starts with pk_test_ or pk_live_.', 'pk');
-  const owner = await ownerOfKey(deps, 'publishable', pk, 'pk');
-  return { kind, ...owner };
+  const remembered = rememberedOwnerOfKey(deps.pool, 'publishable', pk);
+  if (remembered) return { kind, ...remembered };
+  return ownerOfKey(deps, 'publishable', pk, 'pk').then((owner) => ({ kind, ...owner }));
 }
 
 /** A secret key sent in a public place is compromised: the answer says how to replace it. */

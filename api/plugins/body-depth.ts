@@ -11,9 +11,12 @@ import { jsonDepthExceeds, jsonDepthRule, maxJsonDepth } from '../../domain/json
  * 12 KB overflow the stack. No field of any route needs more than 20 levels.
  */
 export function registerBodyDepthGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    const problem = bodyDepthProblem(request.body) ?? bodyTextProblem(request.body);
-    if (problem) throw problem;
+  // A callback hook: a request without a body (every GET) passes without a promise.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const body = request.body;
+    if (body === undefined || body === null || typeof body !== 'object') return done();
+    const problem = bodyDepthProblem(body) ?? bodyTextProblem(body);
+    done(problem ?? undefined);
   });
 }
 

@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import { parseUsdt } from '../../domain/money.js';
 import { invoiceDto, railOfNetwork, type InvoiceNetwork } from './dto.js';
 import type { ServiceDeps } from '../deps.js';
+import { findCreationContext } from '../../db/store-repo.js';
 import type { StoreScope } from '../scope.js';
 import { freshIds, type RequestIds } from '../request-ids.js';
 import { assertRailsAvailable, openPaymentRequest, resumePaymentRequest } from '../payment-links/payment-requests.js';
@@ -22,9 +23,10 @@ export async function createInvoice(deps: ServiceDeps, auth: StoreScope, input: 
   const rail = railOfNetwork[input.network];
   const id = await ids.idFor('invoice');
   // A retry of an Idempotency-Key whose first attempt died after writing the invoice completes that invoice.
-  let row = await resumePaymentRequest(deps, auth, id);
+  let row = ids.fresh ? null : await resumePaymentRequest(deps, auth, id);
   if (!row) {
-    await assertRailsAvailable(deps, auth, [rail], 'network');
+    const store = await findCreationContext(deps.pool, auth.storeId, auth.environment);
+    assertRailsAvailable(auth, [rail], 'network', store.connections);
     row = await openPaymentRequest(deps, auth, {
       kind: 'invoice',
       id,
@@ -37,7 +39,7 @@ export async function createInvoice(deps: ServiceDeps, auth: StoreScope, input: 
       metadata: input.metadata ?? {},
       redirectUrl: null,
       expiresInMinutes: input.expiresInMinutes,
-    });
+    }, store);
   }
   return invoiceDto((await findInvoiceView(deps.pool, row.id))!);
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { checkPublishableKey, checkSecretKey, recordKeyUse, type KeyCheck, type KeyOwner } from '../../db/api-key-repo.js';
+import { sha256Base64url } from '../../domain/crypto/sha256.js';
 import { AppError } from '../../domain/errors.js';
 import type { ServiceDeps } from '../deps.js';
 
@@ -39,6 +39,21 @@ export function forgetKeys(pool: object): void {
   remembered.get(pool)?.clear();
 }
 
+/** What a presented key is remembered by: a digest of its kind and itself (the key is never kept). */
+const digestOf = (kind: 'secret' | 'publishable', key: string) => sha256Base64url(`${kind}\0${key}`);
+
+/**
+ * The owner of a key this process remembers and may still reuse, when nothing is due for it (no
+ * last-use write): answered without a promise or a statement. Otherwise undefined, and
+ * `ownerOfKey` decides (a refusal is never remembered, so it is always read fresh).
+ */
+export function rememberedOwnerOfKey(pool: object, kind: 'secret' | 'publishable', key: string): KeyOwner | undefined {
+  const hit = remembered.get(pool)?.get(digestOf(kind, key));
+  if (!hit) return undefined;
+  const now = Date.now();
+  return hit.until > now && now - hit.useRecordedAt < lastUseResolutionMs ? hit.owner : undefined;
+}
+
 /**
  * The owner of a key that still authenticates, or the 401 that says why not: unknown, revoked,
  * or rolled and past its grace period. Telling these apart helps only whoever holds the key.
@@ -52,7 +67,7 @@ export async function ownerOfKey(
   param?: string,
 ): Promise<KeyOwner> {
   const cache = cacheOf(deps.pool);
-  const digest = createHash('sha256').update(kind).update('\0').update(key).digest('base64url');
+  const digest = digestOf(kind, key);
   const now = Date.now();
   const hit = cache.get(digest);
   if (hit && hit.until > now) {

@@ -13,5 +13,18 @@ export const listChains = defineRoute({
   auth: 'none',
   rateLimitPerMinute: 120,
   responses: { 200: { description: 'All six rails', schema: z.object({ chains: z.array(railRecordSchema) }) } },
-  handler: async ({ deps }) => ({ chains: railIds.map((id) => railRecord(id, deps.config.publicBaseUrl)) }),
+  handler: async ({ deps, reply }) => {
+    // The same bytes for every request of a process: serialized once, sent as they are.
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return chainsBody(deps.config.publicBaseUrl);
+  },
 });
+
+const bodies = new Map<string, Buffer>();
+
+/** The list's JSON for one public base URL (the logos' URLs depend on it), built on first use. */
+function chainsBody(publicBaseUrl: string): Buffer {
+  let body = bodies.get(publicBaseUrl);
+  if (!body) bodies.set(publicBaseUrl, (body = Buffer.from(JSON.stringify({ chains: railIds.map((id) => railRecord(id, publicBaseUrl)) }))));
+  return body;
+}
