@@ -7,7 +7,7 @@ import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja
 import { RateService } from '../../activities/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
-import { axeViolations, decodeQrPng, desktop, freePort, launchBrowser, phone, saveScreenshot } from '../helpers/browser.js';
+import { axeViolations, chooseRail, decodeQrPng, desktop, freePort, launchBrowser, phone, saveScreenshot } from '../helpers/browser.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -76,15 +76,6 @@ async function open(url: string, device: BrowserContextOptions = phone, extra: B
   await page.goto(url);
   return page;
 }
-/**
- * Clicks a rail and waits for its panel: with JavaScript the page fetches the panel and swaps it
- * in (the chosen rail then carries aria-current); without, the click is a navigation.
- */
-async function chooseRail(page: Page, rail: string): Promise<void> {
-  await page.click(`[data-rail="${rail}"]`);
-  await page.locator(`[data-rail="${rail}"][aria-current="true"]`).waitFor();
-}
-
 /** Runs an action that loads a new document (a link, a form post) and waits until it has loaded. */
 async function loadedAfter(page: Page, action: () => Promise<void>): Promise<void> {
   const loaded = page.waitForEvent('load');

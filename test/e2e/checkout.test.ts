@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { freePort, launchBrowser } from '../helpers/browser.js';
+import { chooseRail, freePort, launchBrowser } from '../helpers/browser.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -44,13 +44,13 @@ describe('hosted checkout /p/:id', () => {
     await expect(page.getByText('Test mode: no real money moves').isVisible()).resolves.toBe(true);
     await expect(page.locator('[data-rail]').count()).resolves.toBe(3);
 
-    await page.click('[data-rail="USDT_BSC"]');
+    await chooseRail(page, 'USDT_BSC');
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
     await expect(page.getByTestId('amount').textContent()).resolves.toBe('12.5 USDT');
     const qrLoaded = await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0);
     expect(qrLoaded).toBe(true);
 
-    await page.click('[data-rail="MOBILE_MONEY"]');
+    await chooseRail(page, 'MOBILE_MONEY');
     await expect(page.getByTestId('amount').textContent()).resolves.toBe('KES 1,625');
     await page.fill('#phone', '0712');
     await page.click('button[type=submit]');
@@ -87,7 +87,7 @@ describe('hosted checkout /p/:id', () => {
     const page = await browser.newPage();
     await page.goto(link.checkoutUrl);
     for (const rail of ['USDT_SOL', 'USDT_POLYGON']) {
-      await page.click(`[data-rail="${rail}"]`);
+      await chooseRail(page, rail);
       await expect(page.getByTestId('simulated-only').textContent()).resolves.toContain('simulated only');
       await expect(page.locator('img.qr').count()).resolves.toBe(0);
       await expect(page.getByTestId('address').count()).resolves.toBe(0);

@@ -7,7 +7,7 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 import { sandboxTestPhone } from '../../emulators/daraja/sandbox.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { axeViolations, desktop, freePort, launchBrowser, phone, saveScreenshot, type AxeViolation } from '../helpers/browser.js';
+import { axeViolations, chooseRail, desktop, freePort, launchBrowser, phone, saveScreenshot, type AxeViolation } from '../helpers/browser.js';
 import { sandboxPaybill } from '../helpers/daraja.js';
 import { randomAccountXpubs } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -284,8 +284,7 @@ describe('the merchant journey', () => {
       await customer.goto(checkoutUrl);
       await expect(text(customer, 'h1')).resolves.toBe(`Pay ${storeName}`);
       await look(customer, 'checkout');
-      await customer.click('[data-rail="MOBILE_MONEY"]');
-      await customer.locator('[data-rail="MOBILE_MONEY"][aria-current="true"]').waitFor();
+      await chooseRail(customer, 'MOBILE_MONEY');
       await customer.fill('#phone', `0${sandboxTestPhone.slice(3)}`);
       await look(customer, 'checkout-mpesa');
       await customer.click('button[type=submit]');

@@ -52,6 +52,16 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   });
 }
 
+/**
+ * Clicks a rail at checkout and waits for its panel: with JavaScript the page fetches the panel and
+ * swaps it in (the chosen rail then carries aria-current); without, the click is a navigation.
+ * Reading right after the click would read the panel the click is about to replace.
+ */
+export async function chooseRail(page: Page, rail: string): Promise<void> {
+  await page.click(`[data-rail="${rail}"]`);
+  await page.locator(`[data-rail="${rail}"][aria-current="true"]`).waitFor();
+}
+
 /** Saves a full-page screenshot under artifacts/ (gitignored) for a person to look at. */
 export async function saveScreenshot(page: Page, path: string): Promise<void> {
   const file = join(process.cwd(), 'artifacts', path);

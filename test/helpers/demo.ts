@@ -3,6 +3,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { freePort } from './ports.js';
+import { chooseRail } from './browser.js';
 
 const run = promisify(execFile);
 
@@ -100,7 +101,7 @@ export async function runPayCommand(command: string, env: NodeJS.ProcessEnv): Pr
 export async function payByMpesa(browser: Browser, banner: DemoBanner): Promise<void> {
   const page = await browser.newPage();
   await page.goto(banner.mpesaCheckoutUrl);
-  await page.click('[data-rail="MOBILE_MONEY"]');
+  await chooseRail(page, 'MOBILE_MONEY');
   await page.fill('#phone', banner.phone);
   await page.click('button[type=submit]');
   await page.getByTestId('final-state').waitFor({ timeout: 60_000 });
