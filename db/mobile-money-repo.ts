@@ -95,6 +95,18 @@ export async function findToken(db: CommonQueryMethods, storeId: string, environ
   return row ? { tokenEnc: row.token_enc, expiresAt: row.expires_at } : null;
 }
 
+/**
+ * Runs `fn` in a transaction holding the store's token lock for one environment: Daraja voids an
+ * app's previous token whenever it issues a new one, so two processes minting at once would each
+ * void the other's. Whoever waits reads, under the lock, the token the first one saved.
+ */
+export async function withTokenLock<T>(pool: DatabasePool, storeId: string, environment: Environment, fn: (tx: CommonQueryMethods) => Promise<T>): Promise<T> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`mobile_money_tokens:${storeId}:${environment}`}, 0))`);
+    return fn(tx);
+  });
+}
+
 export async function saveToken(db: CommonQueryMethods, storeId: string, environment: Environment, token: TokenRow): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO mobile_money_tokens (store_id, environment, token_enc, expires_at)

@@ -2,7 +2,7 @@ import { decryptCredential, encryptCredential, CredentialCryptoError, type Keyri
 import type { Environment } from '../../domain/environment.js';
 import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
 import type { MpesaMerchant } from '../../domain/mpesa/merchant.js';
-import { findConnection, findToken, saveToken, type ConnectionRow } from '../../db/mobile-money-repo.js';
+import { findConnection, findToken, saveToken, withTokenLock, type ConnectionRow } from '../../db/mobile-money-repo.js';
 import type { DatabasePool } from 'slonik';
 import type { MpesaEndpoints } from '../settings.js';
 import { darajaBaseUrl, fetchAccessToken, postJson, type JsonAnswer } from './daraja-client.js';
@@ -51,32 +51,39 @@ export async function openMerchantSession(deps: SessionDeps, storeId: string, en
   const now = deps.now ?? (() => new Date());
   const slot = { storeId, field: credentialField(environment, 'oauth_token') };
 
-  const mint = async (): Promise<string> => {
-    const t = await fetchAccessToken(baseUrl, creds.consumerKey, creds.consumerSecret);
-    const expiresAt = new Date(now().getTime() + t.expiresInSeconds * 1000).toISOString();
-    await saveToken(deps.pool, storeId, environment, { tokenEnc: encryptCredential(keyring, slot, t.token), expiresAt });
-    return t.token;
-  };
-  const cached = async (): Promise<string> => {
-    const stored = await findToken(deps.pool, storeId, environment);
-    if (stored && Date.parse(stored.expiresAt) - tokenMarginMs > now().getTime()) {
-      try {
-        return decryptCredential(keyring, slot, stored.tokenEnc);
-      } catch (err) {
-        if (!(err instanceof CredentialCryptoError)) throw err;
-      }
+  /** The stored token while it has more than the margin left, or undefined. */
+  const usable = (stored: Awaited<ReturnType<typeof findToken>>): string | undefined => {
+    if (!stored || Date.parse(stored.expiresAt) - tokenMarginMs <= now().getTime()) return undefined;
+    try {
+      return decryptCredential(keyring, slot, stored.tokenEnc);
+    } catch (err) {
+      if (!(err instanceof CredentialCryptoError)) throw err;
+      return undefined;
     }
-    return mint();
   };
+  /**
+   * A token other than `refused`: one mint per store and environment at a time, across processes.
+   * Under the lock, a token another caller minted meanwhile is taken instead of minting again.
+   */
+  const fresh = (refused?: string): Promise<string> =>
+    withTokenLock(deps.pool, storeId, environment, async (tx) => {
+      const current = usable(await findToken(tx, storeId, environment));
+      if (current !== undefined && current !== refused) return current;
+      const t = await fetchAccessToken(baseUrl, creds.consumerKey, creds.consumerSecret);
+      const expiresAt = new Date(now().getTime() + t.expiresInSeconds * 1000).toISOString();
+      await saveToken(tx, storeId, environment, { tokenEnc: encryptCredential(keyring, slot, t.token), expiresAt });
+      return t.token;
+    });
 
   return {
     merchant: { shortcode: row.shortcode, shortcodeType: row.shortcode_type, storeNumber: row.store_number },
     passkey: creds.passkey,
     async post(path, body) {
-      const first = await postJson(baseUrl, path, await cached(), body);
+      const token = usable(await findToken(deps.pool, storeId, environment)) ?? (await fresh());
+      const first = await postJson(baseUrl, path, token, body);
       if (!isInvalidToken(first)) return first;
-      // Another process may have minted a newer token (which invalidates ours), or it expired early.
-      return postJson(baseUrl, path, await mint(), body);
+      // Another app using the same keys may have minted a newer token (voiding ours), or it expired early.
+      return postJson(baseUrl, path, await fresh(token), body);
     },
   };
 }

@@ -108,11 +108,24 @@ describe('sendStkPush', () => {
     await stack.pool.query(sql.unsafe`UPDATE mobile_money_tokens SET expires_at = now() - interval '1 minute' WHERE store_id = ${store.clientId}`);
     const from = daraja.requests.length;
     await activities.sendStkPush(input('a6'));
-    // The stack's workflows may query their own prompts meanwhile: only this push's calls are compared.
+    // The stack's workflows may query their own prompts meanwhile (minting under the same lock,
+    // so at most one token is minted between them): only this push's calls are compared.
     const calls = daraja.requests.slice(from).map((r) => r.path).filter((p) => p !== '/mpesa/stkpushquery/v1/query');
     expect(calls).toEqual(['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest']);
     const expires = await stack.pool.oneFirst(sql.type(z.object({ e: z.string() }))`SELECT expires_at AS e FROM mobile_money_tokens WHERE store_id = ${store.clientId}`);
     expect(Date.parse(expires)).toBeGreaterThan(Date.now() + 3000_000);
+  });
+
+  it('mints one token for concurrent calls after expiry (Daraja keeps one per app: a second mint would void the first)', async () => {
+    const sent = await Promise.all(['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((a) => activities.sendStkPush(input(a))));
+    await stack.pool.query(sql.unsafe`UPDATE mobile_money_tokens SET expires_at = now() - interval '1 minute' WHERE store_id = ${store.clientId}`);
+    const from = daraja.requests.length;
+    const answers = await Promise.all(sent.map((s) => activities.queryStkPush({ linkId, checkoutRequestId: s.checkoutRequestId })));
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill('pending'));
+    const calls = daraja.requests.slice(from);
+    expect(calls.filter((r) => r.path === '/oauth/v1/generate')).toHaveLength(1);
+    // No call was refused for its token (a 404 here is "Invalid Access Token").
+    expect(calls.filter((r) => r.status === 404)).toEqual([]);
   });
 
   it('refuses input that can never succeed', async () => {
