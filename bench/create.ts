@@ -26,7 +26,7 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
   await startTestTemporal();
   const stack = await startStack({ TRUST_PROXY: '127.0.0.1', CHAIN_WATCHERS: 'off' });
   const bareDb = new pg.Pool({ connectionString: stack.config.databaseUrl!, max: 10 });
-  const appDb = await openPool(stack.config.databaseUrl!, 10);
+  const appDb = await openPool(stack.config.databaseUrl!, 10, { preparedStatements: stack.config.databasePreparedStatements });
   const bare = Fastify();
   const api = await buildApp({
     config: stack.config, pool: appDb, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(),

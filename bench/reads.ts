@@ -66,9 +66,10 @@ let clients = 0;
 
 export async function benchReads(rounds = 3, seconds = 5) {
   const db = await createTestDatabase();
-  const pool = await openPool(db.url, 10);
+  const config = loadConfig({ DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS, DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent', CHAIN_WATCHERS: 'off', TRUST_PROXY: '127.0.0.1' });
+  // As the service opens it: named statements unless DATABASE_PREPARED_STATEMENTS=false.
+  const pool = await openPool(db.url, 10, { preparedStatements: config.databasePreparedStatements });
   const bareDb = new pg.Pool({ connectionString: db.url, max: 10 });
-  const config = loadConfig({ DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'silent', CHAIN_WATCHERS: 'off', TRUST_PROXY: '127.0.0.1' });
   try {
     const store = await createStore(pool, 'Bench reads', config.keyPrefix);
     const key = store.keys.test.secretKey;

@@ -24,6 +24,8 @@ const envSchema = z.object({
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5), // a key's successful check is reused this long per process; a revocation elsewhere holds within it
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
+  // Named (prepared) statements per connection (db/pg-driver.ts); false behind a pooler that shares sessions (PgBouncer in transaction mode)
+  DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true'),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_PORT: z.coerce.number().int().default(7233),
@@ -97,6 +99,8 @@ export interface Config {
   readonly dashboardSignup: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** Whether the pool names its statements (DATABASE_PREPARED_STATEMENTS); never on the embedded database. */
+  readonly databasePreparedStatements: boolean;
   readonly temporal: {
     readonly address: string | undefined;
     readonly namespace: string;
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardSignup: e.DASHBOARD_SIGNUP === 'open',
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL || undefined,
+    databasePreparedStatements: e.DATABASE_PREPARED_STATEMENTS === 'true',
     temporal: Object.freeze({
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,

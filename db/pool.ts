@@ -1,5 +1,6 @@
 import { createPool, createBigintTypeParser, sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { createPreparedStatementsDriverFactory } from './pg-driver.js';
 
 export type { DatabasePool } from 'slonik';
 
@@ -20,8 +21,11 @@ const typeParsers = [
  * and nothing here leaves session state behind (no SET, no session advisory locks, no temporary
  * tables, no LISTEN; transactions always end in COMMIT or ROLLBACK).
  */
-export async function openPool(connectionString: string, maximumPoolSize = 10): Promise<DatabasePool> {
+export async function openPool(connectionString: string, maximumPoolSize = 10, opts: { preparedStatements?: boolean } = {}): Promise<DatabasePool> {
   return createPool(connectionString, {
+    // Off unless asked: the embedded database serves every connection from one session, where
+    // two connections' statement names would collide (so would a transaction-mode pooler's).
+    ...(opts.preparedStatements ? { driverFactory: createPreparedStatementsDriverFactory() } : {}),
     typeParsers,
     resetConnection: async () => {},
     maximumPoolSize,

@@ -70,7 +70,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       databaseUrl = embeddedPg.url;
     }
     await migrate(databaseUrl);
-    const pool = await openPool(databaseUrl, embeddedPg ? 4 : 10);
+    const pool = await openPool(databaseUrl, embeddedPg ? 4 : 10, { preparedStatements: config.databasePreparedStatements && !embeddedPg });
     stops.push(() => pool.end());
 
     let temporalAddress = config.temporal.address;

@@ -3,7 +3,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 /**
  * A TCP proxy in front of PostgreSQL that reads the frontend side of the wire protocol and
  * records every statement the clients run: each simple query ('Q') and each Execute ('E') of an
- * extended-protocol statement, with the SQL of the Parse ('P') before it. What a pool sends on
+ * extended-protocol statement, with the SQL of the statement its Bind ('B') names: the Parse ('P')
+ * just before it, or for a named (prepared) statement the Parse that named it. What a pool sends on
  * its own (a connection reset, a `SELECT 1` check) is counted too: this is what PostgreSQL sees.
  */
 export class StatementCounter {
@@ -83,7 +84,9 @@ export class StatementCounter {
 function frontendReader(onStatement: (sql: string) => void): (chunk: Buffer) => void {
   let buffered = Buffer.alloc(0);
   let started = false; // before the startup message, messages have no type byte
-  let parsed = '';
+  let parsed = ''; // the unnamed statement's SQL
+  const named = new Map<string, string>();
+  let bound = '';
   return (chunk) => {
     buffered = Buffer.concat([buffered, chunk]);
     for (;;) {
@@ -103,8 +106,17 @@ function frontendReader(onStatement: (sql: string) => void): (chunk: Buffer) => 
       if (buffered.length < 1 + length) return;
       const body = buffered.subarray(5, 1 + length);
       if (type === 'Q') onStatement(cString(body, 0).trim());
-      if (type === 'P') parsed = cString(body, body.indexOf(0) + 1).trim(); // statement name, then the SQL
-      if (type === 'E') onStatement(parsed);
+      if (type === 'P') {
+        const name = cString(body, 0); // statement name, then the SQL
+        const sql = cString(body, body.indexOf(0) + 1).trim();
+        if (name) named.set(name, sql);
+        else parsed = sql;
+      }
+      if (type === 'B') {
+        const statement = cString(body, body.indexOf(0) + 1); // portal name, then statement name
+        bound = statement ? (named.get(statement) ?? '') : parsed;
+      }
+      if (type === 'E') onStatement(bound);
       buffered = buffered.subarray(1 + length);
     }
   };

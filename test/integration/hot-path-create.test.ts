@@ -30,7 +30,7 @@ beforeAll(async () => {
   counter = await StatementCounter.start();
   store = await stack.createStore('Create path');
   await connectAllRails(stack, store.clientId);
-  pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4);
+  pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4, { preparedStatements: true });
   app = await buildApp({
     config: stack.config, pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(),
     rates: new RateService({ testKesPerUsdt: stack.config.testKesPerUsdt, sources: [] }),

@@ -33,7 +33,7 @@ const instances: Instance[] = [];
 
 /** Another API process on the same database, through the counting proxy, as behind a load balancer. */
 async function apiProcess(config: Config = stack.config): Promise<Instance> {
-  const pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4);
+  const pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4, { preparedStatements: true });
   const rates = new RateService({ testKesPerUsdt: config.testKesPerUsdt, sources: [] });
   const app = await buildApp({ config, pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(), rates });
   await app.listen({ host: '127.0.0.1', port: 0 });
