@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
@@ -52,11 +52,13 @@ export interface WorkerOptions {
   logger?: Logger;
   /** Task queues to serve; all by default. A deployment can split them across processes. */
   queues?: readonly TaskQueue[];
+  /** The workflow code bundled ahead (the test suite bundles once per run); else bundled here. */
+  workflowBundle?: WorkflowBundleOption;
 }
 
 export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   const activities = createActivities(opts.deps);
-  const bundle = await workflowBundle();
+  const bundle = opts.workflowBundle ?? (await workflowBundle());
   const queues = opts.queues ?? taskQueues;
   const workers = await Promise.all(
     queues.map((q) =>

@@ -94,6 +94,14 @@ async function expectAccessible(page: Page) {
   expect(serious).toEqual([]);
 }
 
+/** Moves the page's installed clock on by `ms`, a second at a time, letting each second's fetches land. */
+async function advance(page: Page, ms: number): Promise<void> {
+  for (let done = 0; done < ms; done += 1000) {
+    await page.clock.fastForward(Math.min(1000, ms - done));
+    await page.waitForTimeout(100);
+  }
+}
+
 const stateOf = (page: Page) => page.locator('main').getAttribute('data-state');
 const waitForState = (page: Page, state: string, timeout = 30_000) => page.waitForSelector(`main[data-state="${state}"]`, { timeout });
 const usdt18 = (n: bigint) => n * 10n ** 18n;
@@ -304,6 +312,8 @@ describe('the other states, languages and constraints', () => {
     const link = await createLink({ usdtAmount: '5', enabledRails: ['MOBILE_MONEY', 'USDT_BSC', 'USDT_TRON', 'USDT_ETH'] });
     const context = await browser.newContext({ ...phone, locale: 'en-KE' });
     contexts.push(context);
+    // The page's clock is moved on by hand (timers only: each poll's fetch is real), not waited for.
+    await context.clock.install();
     const page = await context.newPage();
     const sizes: { url: string; bytes: number }[] = [];
     const polls: number[] = [];
@@ -317,7 +327,7 @@ describe('the other states, languages and constraints', () => {
     await page.goto(link.checkoutUrl);
     await chooseRail(page, 'USDT_BSC');
     await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
-    await page.waitForTimeout(4_500);
+    await advance(page, 4_500);
     const total = sizes.reduce((n, s) => n + s.bytes, 0);
     console.log(`checkout weight: ${total} bytes in ${sizes.length} responses\n${sizes.map((s) => `  ${s.bytes}\t${s.url}`).join('\n')}`);
     expect(total).toBeLessThan(100 * 1024);
@@ -328,7 +338,7 @@ describe('the other states, languages and constraints', () => {
       document.dispatchEvent(new Event('visibilitychange'));
     });
     const hiddenFrom = Date.now();
-    await page.waitForTimeout(20_000);
+    await advance(page, 20_000); // 5 polls at the visible tab's 4 s
     const hiddenPolls = polls.filter((t) => t >= hiddenFrom).length;
     expect(hiddenPolls).toBeLessThanOrEqual(3);
     await page.evaluate(() => {

@@ -24,7 +24,7 @@ const die = (): never => {
 };
 
 const config = loadConfig(process.env);
-const pool = await openPool(config.databaseUrl!, 2);
+const pool = await openPool(config.databaseUrl!, 2, { preparedStatements: config.databasePreparedStatements });
 const connection = await Connection.connect({ address: config.temporal.address! });
 const temporal = new Client({ connection, namespace: config.temporal.namespace });
 

@@ -4,4 +4,6 @@ import { tsImport } from 'tsx/esm/api';
 export default async function globalSetup() {
   const { startTestTemporal } = await tsImport('./temporal-server.ts', import.meta.url);
   await startTestTemporal();
+  const { writeSharedWorkflowBundle } = await tsImport('./workflow-bundle.ts', import.meta.url);
+  await writeSharedWorkflowBundle();
 }

@@ -3,4 +3,6 @@ import { tsImport } from 'tsx/esm/api';
 export default async function globalTeardown() {
   const { stopTestTemporal } = await tsImport('./temporal-server.ts', import.meta.url);
   await stopTestTemporal();
+  const { removeSharedWorkflowBundle } = await tsImport('./workflow-bundle.ts', import.meta.url);
+  await removeSharedWorkflowBundle();
 }

@@ -12,6 +12,7 @@ import { randomToken } from '../../domain/ids.js';
 import { loadConfig, type Config } from '../../config/config.js';
 import { createWorkers, type WorkerSet } from '../../worker/worker.js';
 import { createTestDatabase } from './database.js';
+import { sharedWorkflowBundle } from './workflow-bundle.js';
 import { httpCall, type HttpRequest, type HttpResponse } from './http.js';
 
 export interface Stack {
@@ -57,11 +58,12 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
     CHAIN_WATCHERS: 'off',
     ...env,
   });
-  const pool = await openPool(db.url, 5);
+  // As the service opens it (services.ts): named statements unless DATABASE_PREPARED_STATEMENTS=false.
+  const pool = await openPool(db.url, 5, { preparedStatements: config.databasePreparedStatements });
   const connection = await Connection.connect({ address: temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal } });
+  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal }, workflowBundle: sharedWorkflowBundle() });
   let workers = await newWorkers();
   let running = workers.run();
   const rates = rateServiceFor(config, pool);

@@ -13,6 +13,7 @@ import { eventually } from '../helpers/wait.js';
 import { sandboxPaybill } from '../helpers/daraja.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
 import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
+import { sharedWorkflowBundle } from '../helpers/workflow-bundle.js';
 
 const merchant = sandboxPaybill('pay-1a2b');
 
@@ -254,7 +255,7 @@ describe('durability', () => {
     const { checkoutRequestId } = (await pay(linkId, nextPhone())).body;
     await stack.workers.shutdown();
     const connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
-    const workers = await createWorkers({ connection, namespace: stack.config.temporal.namespace, deps: { pool: stack.pool, config: stack.config, temporal: stack.temporal } });
+    const workers = await createWorkers({ connection, namespace: stack.config.temporal.namespace, deps: { pool: stack.pool, config: stack.config, temporal: stack.temporal }, workflowBundle: sharedWorkflowBundle() });
     const running = workers.run();
     restartedWorkers = async () => {
       await workers.shutdown();

@@ -8,6 +8,7 @@ import { createWorkers } from '../../worker/worker.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { encryptionEnv, loopbackWebhooks } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { sharedWorkflowBundle } from '../helpers/workflow-bundle.js';
 
 let stack: Stack;
 let receiver: WebhookReceiver;
@@ -60,7 +61,7 @@ it('delivers with the same webhook-id after the worker is killed mid-delivery', 
   await once(child, 'exit');
   child = undefined;
   const connection = await NativeConnection.connect({ address: stack.config.temporal.address! });
-  const workers = await createWorkers({ connection, namespace: stack.config.temporal.namespace, deps: { pool: stack.pool, config: stack.config, temporal: stack.temporal } });
+  const workers = await createWorkers({ connection, namespace: stack.config.temporal.namespace, deps: { pool: stack.pool, config: stack.config, temporal: stack.temporal }, workflowBundle: sharedWorkflowBundle() });
   const running = workers.run();
   try {
     const result = await stack.temporal.workflow.getHandle(`webhook-delivery/${event.id}/${ep.id}`).result();
