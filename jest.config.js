@@ -11,5 +11,5 @@ export default {
   globalSetup: '<rootDir>/test/helpers/global-setup.mjs',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.mjs',
   testTimeout: 60_000,
-  maxWorkers: 2,
+  maxWorkers: 3,
 };
