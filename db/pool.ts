@@ -22,7 +22,7 @@ const typeParsers = [
  * tables, no LISTEN; transactions always end in COMMIT or ROLLBACK).
  */
 export async function openPool(connectionString: string, maximumPoolSize = 10, opts: { preparedStatements?: boolean } = {}): Promise<DatabasePool> {
-  return createPool(connectionString, {
+  const pool = await createPool(connectionString, {
     // Off unless asked: the embedded database serves every connection from one session, where
     // two connections' statement names would collide (so would a transaction-mode pooler's).
     ...(opts.preparedStatements ? { driverFactory: createPreparedStatementsDriverFactory() } : {}),
@@ -33,6 +33,13 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
     statementTimeout: 30_000,
     idleTimeout: 10_000,
   });
+  // slonik emits a failed query's error on the pool before throwing it to the caller. With no
+  // listener Node's emitter throws it there instead: the same error, except where the error's
+  // class comes from another realm (jest's), which it wraps as ERR_UNHANDLED_ERROR, so a caller's
+  // `instanceof UniqueIntegrityConstraintViolationError` behaved differently under test. The
+  // caller handles the error it is thrown; the emission needs nobody.
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 /** Network errors and PostgreSQL's "cannot serve now" states (class 08, and 57P01–57P03: shutdown, crash, starting). */

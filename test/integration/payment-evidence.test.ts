@@ -124,7 +124,7 @@ describe('simulated payments', () => {
     await expect(activities.confirmLink({ linkId: link.id, report, from: ['PENDING'], disposition: 'payment', receivedMicro: '1000000', confirmedAt: new Date().toISOString() }))
       .rejects.toMatchObject({ type: 'SimulatedOnLive', nonRetryable: true });
     await expect(activities.recordPayment({ linkId: link.id, report, state: 'confirmed', disposition: 'payment' })).rejects.toMatchObject({ type: 'SimulatedOnLive' });
-    await expect(stack.pool.query(sql.unsafe`UPDATE payment_links SET simulated = true WHERE id = ${link.id}`)).rejects.toThrow(/payment_links_simulated_test_only/);
+    await expect(stack.pool.query(sql.unsafe`UPDATE payment_links SET simulated = true WHERE id = ${link.id}`)).rejects.toMatchObject({ constraint: 'payment_links_simulated_test_only' });
     expect(await getLink(link.id, live)).toMatchObject({ status: 'PENDING', simulated: false, payments: [] });
   });
 });
