@@ -98,7 +98,9 @@ describe('BSC watcher (depth 3)', () => {
     await bscUsdt.transfer(payer, anvil.accounts[5]!, usdt18(3n));
     await bscUsdt.transfer(payer, link.bscAddress, usdt18(1n));
     await mine(3);
-    const partial = await until(link.id, (l) => l.amountReceived === '1', 'one USDT received');
+    // The amount is written before the link leaves PROCESSING (two steps of the workflow): wait
+    // for the link to settle, then it must be waiting for the rest, not confirmed.
+    const partial = await until(link.id, (l) => l.amountReceived === '1' && l.status !== 'PROCESSING', 'one USDT received, settled');
     expect(partial.status).toBe('PENDING');
     expect(partial.payments).toHaveLength(1);
     await bscUsdt.transfer(payer, link.bscAddress, usdt18(2n));

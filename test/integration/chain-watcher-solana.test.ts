@@ -91,7 +91,8 @@ describe('Solana watcher', () => {
     pay(link, usd(3), { references: [] }); // the honest limitation: without the reference it is not found
     const first = pay(link, usd(1));
     emu.ledger.finalize(first);
-    const partial = await until(link.id, (l) => l.amountReceived === '1', 'one USDT received');
+    // The amount is written before the link leaves PROCESSING: wait for it to settle.
+    const partial = await until(link.id, (l) => l.amountReceived === '1' && l.status !== 'PROCESSING', 'one USDT received, settled');
     expect(partial.status).toBe('PENDING');
     expect(partial.payments).toHaveLength(1);
     const second = pay(link, usd(2));
