@@ -102,6 +102,23 @@ async function advance(page: Page, ms: number): Promise<void> {
   }
 }
 
+/**
+ * The text of the page's QR code. The page's poll may swap the panel in at any moment (the first
+ * poll after loading always does), detaching the image under the screenshot: then it is read again.
+ */
+async function qrCode(page: Page): Promise<string | null> {
+  const read = await eventually(async () => {
+    try {
+      await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
+      return { text: decodeQrPng(await page.locator('img.qr').screenshot()) };
+    } catch (err) {
+      if (/not attached|detached/i.test(String(err))) return undefined;
+      throw err;
+    }
+  }, 'a QR code that stays on the page while it is read', 15_000);
+  return read.text;
+}
+
 const stateOf = (page: Page) => page.locator('main').getAttribute('data-state');
 const waitForState = (page: Page, state: string, timeout = 30_000) => page.waitForSelector(`main[data-state="${state}"]`, { timeout });
 const usdt18 = (n: bigint) => n * 10n ** 18n;
@@ -185,9 +202,8 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     const link = await createLink({ usdtAmount: '12.5', enabledRails: ['USDT_BSC', 'USDT_TRON'], merchantRef: 'order-secret-1', metadata: { note: 'private' } });
     const page = await open(link.checkoutUrl);
     await chooseRail(page, 'USDT_BSC');
-    await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
     const expected = `ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=12500000000000000000`;
-    expect(decodeQrPng(await page.locator('img.qr').screenshot())).toBe(expected);
+    expect(await qrCode(page)).toBe(expected);
     await expect(page.locator('img.qr').getAttribute('alt')).resolves.toBe(`QR code for your wallet. It holds: ${expected}`);
     await expect(page.getByTestId('open-wallet').getAttribute('href')).resolves.toBe(expected);
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
@@ -195,9 +211,8 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     await expectAccessible(page);
 
     await chooseRail(page, 'USDT_TRON');
-    await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
     const tron = await page.getByTestId('address').textContent();
-    expect(decodeQrPng(await page.locator('img.qr').screenshot())).toBe(tron);
+    expect(await qrCode(page)).toBe(tron);
     await expect(page.getByTestId('open-wallet').count()).resolves.toBe(0);
     await expect(page.locator('main').textContent()).resolves.toContain('type the amount yourself');
     await saveScreenshot(page, 'checkout/phone-8-usdt-tron.png');
@@ -230,8 +245,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     await waitForState(page, 'underpaid');
     await expect(page.getByTestId('underpaid').textContent()).resolves.toBe('Received 4 USDT. Still to pay: 6 USDT. Send the rest to the same address.');
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
-    await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
-    expect(decodeQrPng(await page.locator('img.qr').screenshot())).toBe(`ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=6000000000000000000`);
+    expect(await qrCode(page)).toBe(`ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=6000000000000000000`);
     await saveScreenshot(page, 'checkout/phone-11-underpaid.png');
     await expectAccessible(page);
     await usdt.transfer(payer, link.bscAddress as Address, usdt18(6n));
@@ -290,7 +304,7 @@ describe('the other states, languages and constraints', () => {
     const page = await open(`${link.checkoutUrl}?rail=USDT_BSC`, phone, { javaScriptEnabled: false });
     await expect(page.getByTestId('amount').textContent()).resolves.toBe('3 USDT');
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
-    expect(decodeQrPng(await page.locator('img.qr').screenshot())).toContain(`address=${link.bscAddress}&uint256=3000000000000000000`);
+    expect(await qrCode(page)).toContain(`address=${link.bscAddress}&uint256=3000000000000000000`);
     await saveScreenshot(page, 'checkout/phone-16-nojs-usdt.png');
     await chooseRail(page, 'MOBILE_MONEY');
     await page.fill('#phone', '0712');
@@ -326,7 +340,7 @@ describe('the other states, languages and constraints', () => {
     });
     await page.goto(link.checkoutUrl);
     await chooseRail(page, 'USDT_BSC');
-    await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.decode());
+    expect(await qrCode(page)).toContain(link.bscAddress);
     await advance(page, 4_500);
     const total = sizes.reduce((n, s) => n + s.bytes, 0);
     console.log(`checkout weight: ${total} bytes in ${sizes.length} responses\n${sizes.map((s) => `  ${s.bytes}\t${s.url}`).join('\n')}`);
