@@ -3,8 +3,9 @@
 // writes the same rows in one transaction (counter, ledger, link, watched addresses) and nothing
 // else, both with a pool of 10, in alternating rounds of one run; and raw workflow starts on the
 // same Temporal. The load comes from wrk in its own process (bench/load.ts), pinned to the other
-// core; this process only serves, so the event-loop delay measured here (`monitorEventLoopDelay`,
-// during each measured round) is the serving loop's. The stack's Temporal workers are stopped
+// core, as is the Temporal dev server; this process only serves, so the event-loop delay measured
+// here (`monitorEventLoopDelay`, during each measured round) is the serving loop's. The workflows
+// start after the answers (the start hand-off); each app round waits for the last of them. The stack's Temporal workers are stopped
 // first: as in the production topology (docs/production.md), the API process runs no workflows,
 // and what is measured is creation, not the workflows it starts.
 import { randomBytes } from 'node:crypto';
@@ -20,12 +21,15 @@ import { buildApp } from '../runtime/http-app.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';
-import { clientsWithinLimit, loadFromChild, pinnedServer, runConcurrently, withEventLoopDelay } from './load.js';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { clientsWithinLimit, loadFromChild, pinnedServer, pinToLoadCore, runConcurrently, temporalServerPids, unpin, withEventLoopDelay } from './load.js';
 
 export async function benchCreate(concurrency = 32, seconds = 5) {
   await startTestTemporal();
   const stack = await startStack({ TRUST_PROXY: '127.0.0.1', CHAIN_WATCHERS: 'off' });
   const bareDb = new pg.Pool({ connectionString: stack.config.databaseUrl!, max: 10 });
+  bareDb.on('error', () => undefined); // the stack's teardown ends its idle connections: not the bench's failure
   const appDb = await openPool(stack.config.databaseUrl!, 10, { preparedStatements: stack.config.databasePreparedStatements });
   const bare = Fastify();
   const api = await buildApp({
@@ -50,8 +54,8 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
             [family, family === 'evm' ? evm : tron, 'bench', rows[0].i, id]);
         }
         await c.query(
-          `INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, enabled_rails, evm_address, tron_address, expires_at)
-           VALUES ($1, 'payment_link', $2, 'test', 'PENDING', 10, ARRAY['USDT_BSC','USDT_TRON'], $3, $4, now() + interval '1 hour')`, [id, store.clientId, evm, tron]);
+          `INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, enabled_rails, evm_address, tron_address, expires_at, workflow_started)
+           VALUES ($1, 'payment_link', $2, 'test', 'PENDING', 10, ARRAY['USDT_BSC','USDT_TRON'], $3, $4, now() + interval '1 hour', true)`, [id, store.clientId, evm, tron]);
         for (const [family, address] of [['evm', evm], ['tron', tron]]) {
           await c.query(`INSERT INTO watched_addresses (family, environment, address, owner_kind, owner_id, store_id, watch_until)
             VALUES ($1, 'test', $2, 'payment_link', $3, $4, now() + interval '1 day')`, [family, address, id, store.clientId]);
@@ -83,24 +87,39 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
     const start = async (i: number) => {
       await stack.temporal.workflow.start('systemCheck', { workflowId: `bench-create/${Date.now()}/${i}`, taskQueue: queue });
     };
+    // The links' workflows start after the answers (services/payment-links/start-handoff.ts): each app
+    // round is followed by the wait for the last of them, so no start spills into a bare round, and
+    // that wait is reported beside the round.
+    const unstarted = () => appDb.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM payment_links WHERE NOT workflow_started`);
+    const appRound = async (s: number) => {
+      const round = await app(s);
+      const ended = Date.now();
+      while ((await unstarted()) > 0) await new Promise((r) => setTimeout(r, 20));
+      return { ...round, allStartedAfterMs: Date.now() - ended };
+    };
     type Round = Awaited<ReturnType<typeof app>>;
-    const rounds = { app: [] as Round[], bare: [] as Round[] };
+    const rounds = { app: [] as (Round & { allStartedAfterMs: number })[], bare: [] as Round[] };
+    const temporalServer = temporalServerPids();
     await pinnedServer(async () => {
-      await app(2); // warm-up
+      // The orchestrator shares the load generator's core, not the serving one: in any deployment
+      // Temporal runs beside the API, not inside its CPU budget (docs/production.md).
+      pinToLoadCore(temporalServer);
+      await appRound(2); // warm-up
       await bareCall(2);
       for (let r = 0; r < 2; r++) {
-        rounds.app.push(await app(seconds));
+        rounds.app.push(await appRound(seconds));
         rounds.bare.push(await bareCall(seconds));
       }
     });
-    const best = (xs: Round[]) => xs.reduce((x, y) => (y.reqPerSec > x.reqPerSec ? y : x));
+    unpin(temporalServer);
+    const best = <R extends Round>(xs: R[]) => xs.reduce((x, y) => (y.reqPerSec > x.reqPerSec ? y : x));
     const [a, b] = [best(rounds.app), best(rounds.bare)];
     if (a.non2xx + a.errors + b.non2xx + b.errors > 0) throw new Error(`create bench: refused or failed requests ${JSON.stringify({ a, b })}`);
     const shape = (x: Round) => ({
       concurrency, seconds, perSecond: x.reqPerSec, p50Ms: x.p50Ms, p99Ms: x.p99Ms, eventLoopP99Ms: x.eventLoopP99Ms, eventLoopMaxMs: x.eventLoopMaxMs,
     });
     return {
-      app: shape(a),
+      app: { ...shape(a), allStartedAfterMs: a.allStartedAfterMs },
       bareInsertsRoute: shape(b),
       ratio: Math.round((a.reqPerSec / b.reqPerSec) * 100) / 100,
       rawWorkflowStarts: await withEventLoopDelay(() => runConcurrently(concurrency, 400, start)),

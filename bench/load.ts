@@ -63,6 +63,27 @@ export async function pinnedServer<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The pids of the Temporal dev server this run started (the pinned CLI, bench/index.ts). */
+export function temporalServerPids(): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', 'temporal-v[0-9.]+/temporal'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Moves processes, every thread of them, to the load generator's core (no-op without pinning). */
+export function pinToLoadCore(pids: readonly string[]): void {
+  if (!pinning) return;
+  for (const pid of pids) execFileSync(tasksetPath, ['-a', '-p', '-c', '1', pid], { stdio: 'ignore' });
+}
+
+/** Lets processes run on any core again. */
+export function unpin(pids: readonly string[]): void {
+  if (!pinning) return;
+  for (const pid of pids) execFileSync(tasksetPath, ['-a', '-p', '-c', `0-${cpus().length - 1}`, pid], { stdio: 'ignore' });
+}
+
 /**
  * Runs the load in another process and returns its numbers: Debian's wrk (one thread, pinned to
  * core 1 when there are two) with a Lua script that rotates the paths, headers and client

@@ -95,8 +95,9 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
 }
 
 /** Records that the row's workflow runs (or ran): the starter leaves it alone from now on. */
-export async function markWorkflowStarted(db: CommonQueryMethods, id: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE payment_links SET workflow_started = true WHERE id = ${id} AND NOT workflow_started`);
+/** Records that the workflows of these links and invoices run (one statement for a batch of starts). */
+export async function markWorkflowsStarted(db: CommonQueryMethods, ids: readonly string[]): Promise<void> {
+  await db.query(sql.unsafe`UPDATE payment_links SET workflow_started = true WHERE id = ANY(${sql.array(ids, 'text')}) AND NOT workflow_started`);
 }
 
 /** Links and invoices whose workflow was not started, created over `olderThanSeconds` ago, oldest first. */

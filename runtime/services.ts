@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
@@ -90,16 +90,16 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       temporalUiUrl = embedded.uiUrl;
     }
 
-    const connection = await Connection.connect({ address: temporalAddress });
+    // One connection through the SDK's Rust core for the client and the workers alike: a workflow
+    // start costs the serving event loop about half the CPU it costs over @grpc/grpc-js (bench/create.ts).
+    installTemporalLogger(logger);
+    const connection = await NativeConnection.connect({ address: temporalAddress });
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
     let workers: WorkerSet | undefined;
     if (opts.worker) {
-      installTemporalLogger(logger);
-      const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-      stops.push(() => nativeConnection.close());
-      workers = await createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger } });
+      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger } });
       // Before any watcher tick: a watcher resuming from its cursor then matches the backfilled addresses.
       await backfillLegacyDerivedAddresses(pool)
         .then((stores) => stores && logger.info({ stores }, 'wrote the derived addresses of marks from before migration 0011'))

@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
-import { findLinkById, insertLink, markWorkflowStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
+import { findLinkById, insertLink, markWorkflowsStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
 import { findStorePolicy, type CreationContext, type StorePolicy } from '../../db/store-repo.js';
 import type { StoreConnections } from '../../domain/rails.js';
 import { AppError } from '../../domain/errors.js';
@@ -17,6 +17,7 @@ import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { isSimulatedOnly, railEndpoint } from '../../rails/settings.js';
 import { ensureChainWatchers } from '../chains/watchers.js';
+import { handoffFor } from './start-handoff.js';
 
 /**
  * What payment links and invoices share: rail availability, address allocation on the link
@@ -63,9 +64,10 @@ export interface PaymentRequestSpec {
 }
 
 /**
- * Takes addresses from the link branch, writes the read model and starts the workflow. The row is
- * the request: when Temporal cannot be reached the request still exists, marked as not started,
- * and the workers start its workflow as soon as Temporal answers (startPendingRequests).
+ * Takes addresses from the link branch, writes the read model and hands the workflow's start off
+ * to run after the answer. The row is the request, marked as not started until its workflow runs:
+ * when Temporal cannot be reached, or the process dies first, the workers start it as soon as
+ * Temporal answers (startPendingRequests).
  */
 export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec, store: CreationContext): Promise<LinkRow> {
   const { policy, keys } = store;
@@ -119,8 +121,10 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     expiresAt: new Date(expiresAtMs).toISOString(),
     watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
   });
-  const started = await startRequestWorkflow(deps, row, policy);
-  return started ? { ...row, workflow_started: true } : row;
+  // The answer does not wait for Temporal: the start runs after it (start-handoff.ts), and
+  // whatever the hand-off does not start, the workers do.
+  handoffFor(deps).offer(row.id, () => startWorkflowOf(deps, row, policy));
+  return row;
 }
 
 /**
@@ -147,27 +151,34 @@ export async function ensureRequestStarted(deps: StarterDeps, row: LinkRow): Pro
   }
 }
 
-/** Requests this old without a workflow are the workers' to start (the creating request tries first). */
+/** Requests this old without a workflow are the workers' to start (the creating process's hand-off tries first). */
 export const startAfterSeconds = 3;
 
+/** Starts the workers' starter keeps in flight: a backlog left by an outage drains at Temporal's pace, not one round trip at a time. */
+const sweepConcurrency = 16;
+
 /**
- * The workers' half of creation while Temporal was away: starts the workflows of requests that
- * have none, oldest first, a batch at a time. Safe to run in every worker at once: a workflow id
- * starts once (REJECT_DUPLICATE), and an already started one counts as started.
+ * The workers' half of creation: starts the workflows of requests that have none (made while
+ * Temporal was away, or whose creating process died before its hand-off ran), oldest first, a
+ * batch at a time, stopping at the first start Temporal refuses. Safe to run in every worker at
+ * once: a workflow id starts once (REJECT_DUPLICATE), and an already started one counts as started.
  */
 export async function startPendingRequests(deps: StarterDeps, batch = 100): Promise<{ started: number; failed: number }> {
+  const rows = await unstartedRequests(deps.pool, startAfterSeconds, batch);
   let started = 0;
   let failed = 0;
-  for (const row of await unstartedRequests(deps.pool, startAfterSeconds, batch)) {
-    if (await startRequestWorkflow(deps, row)) started++;
-    else failed++;
+  for (let i = 0; i < rows.length && failed === 0; i += sweepConcurrency) {
+    for (const ok of await Promise.all(rows.slice(i, i + sweepConcurrency).map((row) => startRequestWorkflow(deps, row)))) {
+      if (ok) started++;
+      else failed++;
+    }
   }
   return { started, failed };
 }
 
 export type StarterDeps = Pick<ServiceDeps, 'pool' | 'temporal' | 'config'> & { logger?: Pick<NonNullable<ServiceDeps['logger']>, 'warn' | 'info'> };
 
-/** How long a start may take before the request answers without it (a start that lands later is found started). */
+/** How long a start may take before it is left to the workers (a start that lands later is found started). */
 const startDeadlineMs = 2_000;
 
 /**
@@ -177,6 +188,13 @@ const startDeadlineMs = 2_000;
  * not start it; the row stays marked as not started, and nothing is lost.
  */
 async function startRequestWorkflow(deps: StarterDeps, row: LinkRow, knownPolicy?: StorePolicy): Promise<boolean> {
+  if (!(await startWorkflowOf(deps, row, knownPolicy))) return false;
+  await markWorkflowsStarted(deps.pool, [row.id]);
+  return true;
+}
+
+/** The start itself, without recording it (the hand-off records its starts in batches). */
+async function startWorkflowOf(deps: StarterDeps, row: LinkRow, knownPolicy?: StorePolicy): Promise<boolean> {
   const auth = { storeId: row.store_id, environment: row.environment };
   const policy = knownPolicy ?? (await findStorePolicy(deps.pool, auth.storeId, auth.environment));
   const rails = row.enabled_rails as RailId[];
@@ -206,6 +224,5 @@ async function startRequestWorkflow(deps: StarterDeps, row: LinkRow, knownPolicy
     deps.logger?.warn({ err, id: row.id }, 'could not start the payment workflow yet; the workers start it once Temporal answers');
     return false;
   }
-  await markWorkflowStarted(deps.pool, row.id);
   return true;
 }

@@ -1,8 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { DatabasePool } from 'slonik';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
@@ -14,6 +15,7 @@ import { createWorkers, type WorkerSet } from '../../worker/worker.js';
 import { createTestDatabase } from './database.js';
 import { sharedWorkflowBundle } from './workflow-bundle.js';
 import { httpCall, type HttpRequest, type HttpResponse } from './http.js';
+import { eventually } from './wait.js';
 
 export interface Stack {
   app: FastifyInstance;
@@ -27,6 +29,11 @@ export interface Stack {
   baseUrl: string;
   /** An HTTP request to the listening app; `key` goes in x-api-key. */
   request(opts: HttpRequest & { key?: string }): Promise<HttpResponse>;
+  /**
+   * Resolves once the workflow of link or invoice `id` runs: creation answers before it starts
+   * (services/payment-links/start-handoff.ts), so a test that speaks to the workflow directly waits.
+   */
+  workflowStarted(id: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,9 +67,9 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   });
   // As the service opens it (services.ts): named statements unless DATABASE_PREPARED_STATEMENTS=false.
   const pool = await openPool(db.url, 5, { preparedStatements: config.databasePreparedStatements });
-  const connection = await Connection.connect({ address: temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  // As the service connects (services.ts): one native connection for the client and the workers.
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+  const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace });
   const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal }, workflowBundle: sharedWorkflowBundle() });
   let workers = await newWorkers();
   let running = workers.run();
@@ -89,6 +96,10 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
       running = workers.run();
     },
     createStore: (name = 'Test store') => createStore(pool, name, config.keyPrefix),
+    async workflowStarted(id) {
+      await eventually(async () => (await pool.maybeOneFirst(sql.type(z.object({ s: z.boolean() }))`
+        SELECT workflow_started AS s FROM payment_links WHERE id = ${id}`)) || undefined, `the workflow of ${id} to start`);
+    },
     request({ key, headers, ...req }) {
       return httpCall(baseUrl, { ...req, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
     },
@@ -97,7 +108,6 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
       await workers.shutdown();
       await running;
       await nativeConnection.close();
-      await connection.close();
       await pool.end();
       await db.drop();
     },

@@ -3,11 +3,14 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 /**
  * A TCP pass-through in front of a service (the Temporal frontend) that can be switched off and on:
  * off, every open connection is cut and new ones are reset at once, as when the service's host
- * is unreachable; on, it passes everything through again.
+ * is unreachable; on, it passes everything through again. Stalled, connections stay open and
+ * nothing passes either way (a frontend that hangs) until `onAgain`, which lets what waited through.
  */
 export class TcpSwitch {
   private on = true;
+  private stalled = false;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
   private constructor(private readonly server: Server, readonly address: string) {}
 
   static async start(target: string): Promise<TcpSwitch> {
@@ -24,11 +27,23 @@ export class TcpSwitch {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      const pair: [Socket, Socket] = [client, upstream];
+      self!.pairs.add(pair);
+      client.on('close', () => self!.pairs.delete(pair));
+      if (!self!.stalled) connect(pair);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     self = new TcpSwitch(server, `127.0.0.1:${(server.address() as { port: number }).port}`);
     return self;
+  }
+
+  /** Holds every byte, both ways, on open and new connections alike. */
+  stall(): void {
+    this.stalled = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream).pause();
+      upstream.unpipe(client).pause();
+    }
   }
 
   off(): void {
@@ -38,10 +53,19 @@ export class TcpSwitch {
 
   onAgain(): void {
     this.on = true;
+    if (this.stalled) {
+      this.stalled = false;
+      for (const pair of this.pairs) connect(pair);
+    }
   }
 
   async close(): Promise<void> {
     this.off();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+function connect([client, upstream]: [Socket, Socket]): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
 }

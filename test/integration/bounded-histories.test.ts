@@ -42,6 +42,7 @@ afterAll(async () => {
 const newLink = async (payload: Record<string, unknown>) => {
   const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload });
   expect(res.status).toBe(201);
+  await stack.workflowStarted(res.body.id); // signalled and queried directly below
   return res.body as { id: string; bscAddress: string };
 };
 const getLink = async (id: string) => (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key })).body;

@@ -15,7 +15,8 @@ import { eventually } from '../helpers/wait.js';
  * Link creation does not depend on Temporal: with the Temporal frontend unreachable for the API
  * and the workers alike, `POST /v1/payment-links` still answers 201; once Temporal is back the
  * workers start the workflows within seconds, and a prompt, cancel or simulated payment on a link
- * whose workflow has not started yet starts it first. Each workflow starts exactly once.
+ * whose workflow has not started yet starts it first. Each workflow starts exactly once. A
+ * Temporal that hangs does not hold creation up either: the start runs after the answer.
  */
 let stack: Stack;
 let temporal: TcpSwitch;
@@ -59,6 +60,25 @@ async function runsOf(workflowId: string): Promise<number> {
   for await (const _ of stack.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) n++;
   return n;
 }
+
+describe('while Temporal hangs', () => {
+  it('answers 201 without waiting for it, and starts each workflow once it answers again', async () => {
+    temporal.stall();
+    const t0 = Date.now();
+    const links = [];
+    // Each would wait out the start deadline (2 s) if creation waited for its workflow.
+    for (let i = 0; i < 3; i++) links.push(await create(`made-while-hung-${i}`));
+    const answeredInMs = Date.now() - t0;
+    expect(links.map((l) => l.status)).toEqual([201, 201, 201]);
+    expect(answeredInMs).toBeLessThan(3 * 2_000);
+    for (const l of links) expect(await started(l.body.id)).toBe(false);
+    temporal.onAgain();
+    for (const l of links) {
+      await eventually(async () => ((await started(l.body.id)) ? true : undefined), 'the workflow to start once Temporal answers', 30_000);
+      expect(await runsOf(paymentLinkWorkflowId(l.body.id))).toBe(1);
+    }
+  }, 120_000);
+});
 
 describe('while Temporal cannot be reached', () => {
   it('creates links (201), refuses to move money (503), and starts every workflow once Temporal is back', async () => {

@@ -31,6 +31,7 @@ const usdt18 = (usdt: bigint) => usdt * 10n ** 18n;
 const createLink = async (payload: Record<string, unknown>, k = key) => {
   const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: k, payload });
   expect(res.status).toBe(201);
+  await stack.workflowStarted(res.body.id); // signalled and queried directly below
   return res.body as { id: string; bscAddress: string };
 };
 const getLink = async (id: string, k = key) => (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key: k })).body;

@@ -44,6 +44,7 @@ const deps = () => ({
 async function createLink(payload: Record<string, unknown>) {
   const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload });
   expect(res.status).toBe(201);
+  await stack.workflowStarted(res.body.id); // signalled and queried directly below
   return res.body as { id: string; bscAddress: string };
 }
 
@@ -151,6 +152,7 @@ describe('on-chain payment rules', () => {
     await connectAllRails(stack, s.clientId, 'test');
     await updateStorePolicy(stack.pool, s.clientId, 'test', { underpaymentToleranceBps: 100 });
     const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: s.keys.test.secretKey, payload: { usdtAmount: '10', enabledRails: ['USDT_BSC'] } });
+    await stack.workflowStarted(res.body.id);
     await handle(res.body.id).signal(paymentConfirmed, await bscPayment(res.body, 't1', 9_900_000n, 'confirmed', undefined, s));
     const l = await eventually(async () => {
       const got = (await stack.request({ method: 'GET', url: `/v1/payment-links/${res.body.id}`, key: s.keys.test.secretKey })).body;
@@ -177,6 +179,7 @@ describe('expiry', () => {
   it('ends the workflow and stops watching when the window closes', async () => {
     await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 0 });
     const link = await createPaymentLink(deps(), auth(), { usdtAmount: '1', enabledRails: ['USDT_BSC'], expiresInMinutes: 0.02 });
+    await stack.workflowStarted(link.id);
     expect(await handle(link.id).result()).toBe('EXPIRED');
     expect((await getLink(link.id)).status).toBe('EXPIRED');
     const watched = await stack.pool.anyFirst(sql.type(z.object({ owner_id: z.string() }))`
