@@ -12,7 +12,7 @@ import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
 import { freshIds } from '../services/request-ids.js';
-import { handoffFor } from '../services/payment-links/start-handoff.js';
+import { drainHandoff } from '../services/payment-links/start-handoff.js';
 import { allRoutes } from './routes/index.js';
 
 /** Default limit for authenticated endpoints without a limit of their own, per IP per minute. */
@@ -56,7 +56,7 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
   await registerOpenApi(app, deps.config.publicBaseUrl);
   for (const route of allRoutes) registerRoute(app, deps, route);
   // Workflow starts handed off by creating requests finish before the pool they mark rows in closes.
-  app.addHook('onClose', () => handoffFor(deps).drain());
+  app.addHook('onClose', () => drainHandoff(deps.pool));
   return app;
 }
 

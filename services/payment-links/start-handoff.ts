@@ -109,3 +109,8 @@ export function handoffFor(deps: { pool: DatabasePool }): StartHandoff {
   if (!handoff) handoffs.set(deps.pool, (handoff = startHandoff((ids) => markWorkflowsStarted(deps.pool, ids))));
   return handoff;
 }
+
+/** Waits for the hand-off of `pool`, if it has one, to finish what it holds (a composition root closing). */
+export function drainHandoff(pool: DatabasePool | undefined): Promise<void> {
+  return (pool && handoffs.get(pool)?.drain()) ?? Promise.resolve();
+}

@@ -66,11 +66,11 @@ describe('while Temporal hangs', () => {
     temporal.stall();
     const t0 = Date.now();
     const links = [];
-    // Each would wait out the start deadline (2 s) if creation waited for its workflow.
+    // Each would wait out the start deadline (2 s) if creation waited for its workflow: 6 s for three.
     for (let i = 0; i < 3; i++) links.push(await create(`made-while-hung-${i}`));
     const answeredInMs = Date.now() - t0;
     expect(links.map((l) => l.status)).toEqual([201, 201, 201]);
-    expect(answeredInMs).toBeLessThan(3 * 2_000);
+    expect(answeredInMs).toBeLessThan(2_000);
     for (const l of links) expect(await started(l.body.id)).toBe(false);
     temporal.onAgain();
     for (const l of links) {
