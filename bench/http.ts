@@ -22,7 +22,7 @@ import { httpCall } from '../test/helpers/http.js';
 // every request on an entry it holds, as for real clients within their budgets. Each round gets
 // clients of its own, so no client's window spans two rounds.
 const perMinute = 120;
-const maxPerSecond = 40_000;
+const maxPerSecond = 100_000;
 let offset = 0;
 
 function load(base: string, seconds: number): Promise<Load & EventLoopDelay> {

@@ -118,7 +118,10 @@ Notes:
 - HTTP loads (\`http\`, \`reads\`, \`create\`) come from Debian's wrk in its own process, pinned to
   the second core while the serving process is pinned to the first (bench/load.ts); enough client
   addresses that each stays within its rate limit. \`create\` serves from an API with no Temporal
-  workers (as in the production topology). \`api\` drives the app from the bench process, which also
+  workers (as in the production topology), with the Temporal dev server pinned to the load's core,
+  not the serving one (in a deployment Temporal runs beside the API, not in its CPU budget); the
+  links' workflows start after their answers, and each app round waits for the last of them
+  before the next round (\`allStartedAfterMs\`), so no start spills into a bare round. \`api\` drives the app from the bench process, which also
   runs the stack's workers, so its event-loop figures are upper bounds. \`webhooks\` runs in its own
   process with its own Temporal server (the embedded default's SQLite file).
 - Event-loop delay: \`monitorEventLoopDelay({ resolution: 10 })\` in the serving process, enabled

@@ -61,7 +61,7 @@ async function withCpu(work: () => Promise<Load>): Promise<Measured> {
 // here (GET /v1/invoices/:id, 300 a minute) at up to 15,000 requests a second, so the limiter
 // counts every request on an entry it holds, as for real clients within their budgets (see
 // bench/http.ts for why not one client per request).
-const clientsPerLoad = (seconds: number) => clientsWithinLimit(300, seconds, 15_000);
+const clientsPerLoad = (seconds: number) => clientsWithinLimit(300, seconds, 30_000);
 let clients = 0;
 
 export async function benchReads(rounds = 3, seconds = 5) {

@@ -27,9 +27,12 @@ const loop = (r: any) => (typeof r?.eventLoopP99Ms === 'number' ? ` (loop p99 ${
 /** The rows for whatever ran; benches without a target are listed for the record ("—"). */
 export function tableRows(r: Results): Row[] {
   const rows: Row[] = [];
-  const loads: Array<{ what: string; p99: number; max: number }> = [];
-  const load = (what: string, x: any) => {
-    if (typeof x?.eventLoopP99Ms === 'number') loads.push({ what, p99: x.eventLoopP99Ms, max: x.eventLoopMaxMs });
+  // Judged: loads whose serving process only serves (the load from wrk in its own process). The
+  // `api` bench's client and the stack's workers share the serving loop, so its delays are upper
+  // bounds, shown apart.
+  const loads: Array<{ what: string; p99: number; max: number; judged: boolean }> = [];
+  const load = (what: string, x: any, judged = true) => {
+    if (typeof x?.eventLoopP99Ms === 'number') loads.push({ what, p99: x.eventLoopP99Ms, max: x.eventLoopMaxMs, judged });
   };
 
   if (r.http) {
@@ -56,7 +59,7 @@ export function tableRows(r: Results): Row[] {
   if (r.create) {
     const { app: a, bareInsertsRoute: b, rawWorkflowStarts: w } = r.create;
     rows.push({
-      measure: `create a link, c=${a.concurrency}, one store (\`create\`)`, app: `${n(a.perSecond)}/s, p99 ${n(a.p99Ms)} ms`,
+      measure: `create a link, c=${a.concurrency}, one store (\`create\`)`, app: `${n(a.perSecond)}/s, p99 ${n(a.p99Ms)} ms; every workflow started ${n(a.allStartedAfterMs)} ms after the round`,
       baseline: `bare route, same rows in one transaction: ${n(b.perSecond)}/s${loop(b)}; raw workflow starts ${n(w.perSecond)}/s`,
       ratio: ratio(r.create.ratio), target: '≥ 0.5×', eventLoop: el(a), verdict: verdict(r.create.ratio >= 0.5),
     });
@@ -73,14 +76,14 @@ export function tableRows(r: Results): Row[] {
         baseline: `raw workflow starts: ${n(w.perSecond)}/s${loop(w)}`, ratio: ratio(x.perSecond / w.perSecond), target: '—',
         eventLoop: el(x), verdict: '—',
       });
-      load(`api create c=${c}`, x);
+      load(`api create c=${c}`, x, false);
     }
     if (a.get_c8) {
       rows.push({
         measure: '`GET /v1/payment-links/:id`, c=8, client in process (`api`)', app: `${n(a.get_c8.perSecond)}/s, p99 ${a.get_c8.p99Ms} ms`,
         baseline: '—', ratio: '—', target: '—', eventLoop: el(a.get_c8), verdict: '—',
       });
-      load('api get c=8', a.get_c8);
+      load('api get c=8', a.get_c8, false);
     }
   }
   if (r.webhooks) {
@@ -148,14 +151,23 @@ export function tableRows(r: Results): Row[] {
       });
     }
   }
-  if (loads.length > 0) {
-    const worst = loads.reduce((a, b) => (b.p99 > a.p99 ? b : a));
-    const max = loads.reduce((a, b) => (b.max > a.max ? b : a));
+  const judged = loads.filter((l) => l.judged);
+  if (judged.length > 0) {
+    const worst = judged.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    const max = judged.reduce((a, b) => (b.max > a.max ? b : a));
     rows.push({
-      measure: `event-loop delay under each HTTP load above (${loads.length} loads)`, app: `worst p99 ${worst.p99} ms (${worst.what})`,
+      measure: `event-loop delay under each HTTP load above, served alone (${judged.length} loads)`, app: `worst p99 ${worst.p99} ms (${worst.what})`,
       baseline: typeof r.eventLoopIdle?.eventLoopP99Ms === 'number' ? `idle loop, same process: p99 ${r.eventLoopIdle.eventLoopP99Ms} ms` : '—',
       ratio: '—', target: `p99 < ${eventLoopTargetMs} ms`, eventLoop: `max ${max.max} ms (${max.what})`,
-      verdict: verdict(loads.every((l) => l.p99 < eventLoopTargetMs)),
+      verdict: verdict(judged.every((l) => l.p99 < eventLoopTargetMs)),
+    });
+  }
+  const shared = loads.filter((l) => !l.judged);
+  if (shared.length > 0) {
+    const worst = shared.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    rows.push({
+      measure: `event-loop delay, client and workers in the serving process (\`api\`, ${shared.length} loads: upper bounds)`,
+      app: `worst p99 ${worst.p99} ms (${worst.what})`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
     });
   }
   return rows;
