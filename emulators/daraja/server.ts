@@ -36,9 +36,10 @@ export interface DarajaEmulator {
   /**
    * The next n operator calls fail: `spike_arrest` (refused), `drop_connection` (closed before
    * reading: nothing happened), `lose_answer` (processed as usual, then the connection closes
-   * before the answer: a prompt was sent, the caller never learns its id).
+   * before the answer: a prompt was sent, the caller never learns its id). With `path`, only
+   * calls to that path (`/mpesa/stkpush/v1/processrequest`, say) take them.
    */
-  failNext(n: number, kind: DarajaFailure): void;
+  failNext(n: number, kind: DarajaFailure, path?: string): void;
   /** Every issued token becomes invalid (as after an expiry): the next call gets 404.001.03. */
   revokeTokens(): void;
   /** Requests received, in order (method and path only; status 0 when the connection was dropped). */
@@ -154,7 +155,8 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     if (url.pathname.startsWith('/_emulator/')) return handleControl(url, req.method ?? '', raw, res, { state, complete });
     const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query'];
     if (!operator.includes(url.pathname)) return refuse(res, { status: 404, errorCode: '404.001.01', errorMessage: 'Resource not found' });
-    const failure = state.failures.shift();
+    const at = state.failures.findIndex((f) => f.path === undefined || f.path === url.pathname);
+    const failure = at < 0 ? undefined : state.failures.splice(at, 1)[0]!.kind;
     if (failure === 'drop_connection') return void req.socket.destroy();
     if (failure === 'spike_arrest') return refuse(res, spikeArrest);
     const expected = url.pathname === '/oauth/v1/generate' ? 'GET' : 'POST';
@@ -176,7 +178,7 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     requests,
     script: (phone, s) => void state.scripts.set(phone, { ...state.script(phone), ...s }),
     complete,
-    failNext: (n, kind) => { for (let i = 0; i < n; i++) state.failures.push(kind); },
+    failNext: (n, kind, path) => { for (let i = 0; i < n; i++) state.failures.push({ kind, ...(path ? { path } : {}) }); },
     revokeTokens: () => state.revokeTokens(),
     async close() {
       for (const t of timers) clearTimeout(t);

@@ -50,7 +50,8 @@ export type DarajaFailure = 'spike_arrest' | 'drop_connection' | 'lose_answer';
 export class DarajaState {
   readonly prompts = new Map<string, Prompt>();
   readonly scripts = new Map<string, PhoneScript>();
-  readonly failures: DarajaFailure[] = [];
+  /** Injected failures, in order; one with a path fails only a call to that path. */
+  readonly failures: { kind: DarajaFailure; path?: string }[] = [];
   private readonly tokens = new Map<string, { consumerKey: string; expiresAtMs: number }>();
   private readonly currentToken = new Map<string, string>();
 

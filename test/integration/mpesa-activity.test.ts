@@ -72,7 +72,7 @@ describe('sendStkPush', () => {
   });
 
   it('never resends a prompt whose answer was lost', async () => {
-    daraja.failNext(1, 'lose_answer');
+    daraja.failNext(1, 'lose_answer', '/mpesa/stkpush/v1/processrequest');
     const before = pushes().length;
     await expect(activities.sendStkPush(input('a2'))).rejects.toMatchObject({ type: 'MpesaOutcomeUnknown', nonRetryable: true });
     await expect(activities.sendStkPush(input('a2'))).rejects.toMatchObject({ type: 'MpesaOutcomeUnknown' });
@@ -86,12 +86,12 @@ describe('sendStkPush', () => {
     expect(res.status).toBe(200);
     expect(await findStkRequest(stack.pool, linkId, 'a2')).toMatchObject({ state: 'sent', checkout_request_id: prompt.checkoutRequestId });
     // The callback is a hint: the link's workflow settles the prompt with an STK query of its own.
-    // Wait for it, so it cannot take the failure the next test injects.
     await eventually(async () => (daraja.requests.some((r) => r.path === '/mpesa/stkpushquery/v1/query') ? true : undefined), 'the workflow to query the prompt');
   });
 
   it('retries after a busy answer (nothing was started) and records refusals for replay', async () => {
-    daraja.failNext(1, 'spike_arrest');
+    // For the push only: the previous test's workflow may still be querying its prompt.
+    daraja.failNext(1, 'spike_arrest', '/mpesa/stkpush/v1/processrequest');
     await expect(activities.sendStkPush(input('a3'))).rejects.toMatchObject({ type: 'MpesaUnavailable', nonRetryable: false });
     expect(await findStkRequest(stack.pool, linkId, 'a3')).toBeNull();
     expect((await activities.sendStkPush(input('a3'))).checkoutRequestId).toMatch(/^ws_CO_/);

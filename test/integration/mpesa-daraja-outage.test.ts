@@ -43,7 +43,7 @@ describe('Daraja unreachable while a prompt is open', () => {
     expect(pay.status).toBe(200);
     // The customer pays; the callback is lost and Daraja goes down before the first check.
     await daraja.complete(pay.body.checkoutRequestId);
-    for (let i = 0; i < 10_000; i++) daraja.state.failures.push('drop_connection');
+    for (let i = 0; i < 10_000; i++) daraja.state.failures.push({ kind: 'drop_connection' });
 
     // Long enough for the first checks to exhaust their activity retries (4 attempts each).
     await eventually(async () => (queries().filter((q) => q.status === 0).length >= 8 ? true : undefined), 'eight failed queries', 40_000);
