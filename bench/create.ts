@@ -5,8 +5,8 @@
 // same Temporal. The load comes from wrk in its own process (bench/load.ts), pinned to the other
 // core, as is the Temporal dev server; this process only serves, so the event-loop delay measured
 // here (`monitorEventLoopDelay`, during each measured round) is the serving loop's. The workflows
-// start after the answers (the start hand-off); each app round waits for the last of them. The stack's Temporal workers are stopped
-// first: as in the production topology (docs/production.md), the API process runs no workflows,
+// start after the answers (the start hand-off); each app round waits for the last of them. The
+// stack's Temporal workers are stopped first: as in the production topology (docs/production.md), the API process runs no workflows,
 // and what is measured is creation, not the workflows it starts.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';

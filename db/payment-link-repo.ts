@@ -94,8 +94,10 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
     SELECT * FROM link`);
 }
 
-/** Records that the row's workflow runs (or ran): the starter leaves it alone from now on. */
-/** Records that the workflows of these links and invoices run (one statement for a batch of starts). */
+/**
+ * Records that the workflows of these links and invoices run (or ran), one statement for a batch
+ * of starts: the starter leaves them alone from now on.
+ */
 export async function markWorkflowsStarted(db: CommonQueryMethods, ids: readonly string[]): Promise<void> {
   await db.query(sql.unsafe`UPDATE payment_links SET workflow_started = true WHERE id = ANY(${sql.array(ids, 'text')}) AND NOT workflow_started`);
 }
