@@ -159,7 +159,7 @@ export class ConfigError extends Error {
   }
 }
 
-const railOverridePattern = /^(RPC_URL|USDT_CONTRACT|CONFIRMATIONS)_/;
+const railOverridePattern = /^(RPC_URL|USDT_CONTRACT|CHAIN_ID|CONFIRMATIONS)_/;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);

@@ -22,9 +22,14 @@ export function railSettingsFrom(overrides: Readonly<Record<string, string>>): R
     const endpoint = (env: Environment): RailEndpoint => {
       const suffix = `${rail}_${envSuffix[env]}`;
       const fallback = defaults[rail].endpoints[env];
+      const listed = overrides[`RPC_URL_${suffix}`];
+      const rpcUrls = listed === undefined ? [fallback.rpcUrl] : splitRpcList(listed);
+      const chainId = overrides[`CHAIN_ID_${suffix}`];
       return Object.freeze({
-        rpcUrl: overrides[`RPC_URL_${suffix}`] ?? fallback.rpcUrl,
+        rpcUrl: rpcUrls[0]!,
+        rpcUrls: Object.freeze(rpcUrls),
         usdtContract: overrides[`USDT_CONTRACT_${suffix}`] ?? fallback.usdtContract,
+        chainId: chainId === undefined ? railFacts[rail].chainIds?.[env] : Number(chainId),
       });
     };
     const depth = overrides[`CONFIRMATIONS_${rail}`];
@@ -36,8 +41,13 @@ export function railSettingsFrom(overrides: Readonly<Record<string, string>>): R
   return Object.freeze(Object.fromEntries(entries)) as RailSettings;
 }
 
+/** `RPC_URL_<RAIL>_<ENV>` is a comma-separated list, in failover order; blanks around commas are ignored. */
+export function splitRpcList(value: string): string[] {
+  return value.split(',').map((u) => u.trim()).filter((u) => u.length > 0);
+}
+
 const railAlternatives = usdtRails.join('|');
-const namePattern = new RegExp(`^(RPC_URL|USDT_CONTRACT)_(${railAlternatives})_(TEST|LIVE)$`);
+const namePattern = new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_(${railAlternatives})_(TEST|LIVE)$`);
 const confirmationsPattern = new RegExp(`^CONFIRMATIONS_(${railAlternatives})$`);
 
 function contractProblem(rail: UsdtRail, value: string): string | null {
@@ -62,12 +72,22 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
       else if (!/^[1-9]\d{0,4}$/.test(value)) problems.push(`${name}: must be a whole number of blocks from 1 to 99999`);
       continue;
     }
-    if (!/^(RPC_URL|USDT_CONTRACT)_/.test(name)) continue;
+    if (!/^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_/.test(name)) continue;
     const m = namePattern.exec(name);
     if (!m) {
-      problems.push(`${name}: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV> or USDT_CONTRACT_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST`);
-    } else if (m[1] === 'RPC_URL' && !/^(https?|wss?):\/\/[^\s]+$/.test(value)) {
-      problems.push(`${name}: must be an http(s) or ws(s) URL`);
+      problems.push(`${name}: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV> or CHAIN_ID_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST`);
+    } else if (m[1] === 'RPC_URL') {
+      const urls = splitRpcList(value);
+      if (urls.length === 0 || urls.some((u) => !/^(https?|wss?):\/\/[^\s,]+$/.test(u))) {
+        problems.push(`${name}: must be an http(s) or ws(s) URL, or several separated by commas`);
+      } else if (urls.length > 5) {
+        problems.push(`${name}: at most 5 RPC URLs per rail`);
+      } else if (new Set(urls).size !== urls.length) {
+        problems.push(`${name}: lists the same URL twice`);
+      }
+    } else if (m[1] === 'CHAIN_ID') {
+      if (railFacts[m[2] as UsdtRail].family !== 'evm') problems.push(`${name}: only the EVM rails (BSC, Ethereum, Polygon) take a chain id`);
+      else if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) problems.push(`${name}: must be a positive whole number (an EIP-155 chain id)`);
     } else if (m[1] === 'USDT_CONTRACT') {
       const expected = contractProblem(m[2] as UsdtRail, value);
       if (expected) problems.push(`${name}: must be ${expected}`);

@@ -3,7 +3,19 @@ import type { RailId, RailRequirement } from '../domain/rails.js';
 
 /** Where a USDT rail is read in one environment (overridable: RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV>). */
 export interface RailEndpoint {
+  /** The first (preferred) RPC of `rpcUrls`: what a single read uses. */
   rpcUrl: string;
+  /**
+   * Every RPC configured for the rail, in failover order (`RPC_URL_<RAIL>_<ENV>` takes a
+   * comma-separated list). Watchers read windows from two or more of them when there are two or
+   * more (rails/chain/README.md). The defaults list one public endpoint.
+   */
+  rpcUrls?: readonly string[];
+  /**
+   * EVM rails: the chain id the RPCs must answer to `eth_chainId` and the checkout's wallet URIs
+   * name (`CHAIN_ID_<RAIL>_<ENV>`, defaulting to the public network's, `chainIds`).
+   */
+  chainId?: number;
   /** Token contract (TRON base58, EVM 0x…) or SPL mint; undefined where no canonical test token exists. */
   usdtContract: string | undefined;
 }

@@ -36,6 +36,17 @@ export function railEndpoint(rails: RailSettings, rail: UsdtRail, env: Environme
   return rails[rail].endpoints[env];
 }
 
+/** Every RPC URL of a rail in an environment, in failover order (never empty). */
+export function railRpcUrls(rails: RailSettings, rail: UsdtRail, env: Environment): readonly string[] {
+  const ep = railEndpoint(rails, rail, env);
+  return ep.rpcUrls && ep.rpcUrls.length > 0 ? ep.rpcUrls : [ep.rpcUrl];
+}
+
+/** EVM rails: the chain id the RPCs must report and wallet URIs name; undefined for other families. */
+export function railChainId(rails: RailSettings, rail: UsdtRail, env: Environment): number | undefined {
+  return railEndpoint(rails, rail, env).chainId ?? railFacts[rail].chainIds?.[env];
+}
+
 /**
  * A USDT rail of the test environment with no token contract (or mint) known: no well-known test
  * token exists for it (Polygon Amoy, Solana devnet: research/chains.md §2) and the operator set
