@@ -73,6 +73,7 @@ const envSchema = z.object({
   // Private networks test-mode webhooks may reach: `loopback`, `private`, CIDRs, or `none`; unset → `loopback` in the embedded setup, else none (docs/webhooks.md).
   WEBHOOK_TEST_ALLOWED_NETWORKS: z.string().optional(),
   MPESA_QUERY_AFTER_SECONDS: z.coerce.number().int().min(1).max(600).default(30), // first STK query for a prompt whose callback has not come
+  EVIDENCE_PULL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600), // how often an open link reads its recorded deposits unwoken
   LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
@@ -143,6 +144,7 @@ export interface Config {
     readonly testAllowedNetworks: readonly string[];
   };
   readonly mpesaQueryAfterSeconds: number;
+  readonly evidencePullSeconds: number;
   readonly linkHistoryEventLimit: number;
   readonly chainWatchers: boolean;
   readonly chainPollMs: number | undefined;
@@ -226,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       testAllowedNetworks: Object.freeze(testNetworks.networks),
     }),
     mpesaQueryAfterSeconds: e.MPESA_QUERY_AFTER_SECONDS,
+    evidencePullSeconds: e.EVIDENCE_PULL_SECONDS,
     linkHistoryEventLimit: e.LINK_HISTORY_EVENT_LIMIT,
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,

@@ -39,6 +39,8 @@ export interface PaymentLinkInput {
   promptFirstCheckMs?: number;
   /** History events after which the run continues as new (default 10,000; tests set it low). */
   historyEventLimit?: number;
+  /** How often an open link reads its recorded evidence without being woken (tests shorten it; default 10 minutes). */
+  evidencePullMs?: number;
   /** The state a previous run handed over when it continued as new. */
   carried?: CarriedLinkState;
 }
@@ -48,7 +50,7 @@ export interface CarriedLinkState {
   status: LinkStatus;
   terminalAtMs: number;
   prompts: number;
-  payments: [string, { rail: RailId; state: string; disposition: string | null; micro: string }][];
+  payments: [string, { rail: RailId; state: string; disposition: string | null; micro: string; unanswered?: boolean }][];
   promptChecks: [string, { phone: string; checks: number; errors: number; dueAtMs: number }][];
 }
 

@@ -18,6 +18,8 @@ export interface ServiceSettings extends KeyringSettings {
   readonly webhooks: WebhookSettings;
   /** First STK query for a prompt whose callback has not come. */
   readonly mpesaQueryAfterSeconds: number;
+  /** How often an open link's workflow reads its recorded deposits when nothing wakes it. */
+  readonly evidencePullSeconds: number;
   /** A link's workflow continues as new past this many history events. */
   readonly linkHistoryEventLimit: number;
   /** false: never start chain watchers (M-Pesa-only or offline deployments). */

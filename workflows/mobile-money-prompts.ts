@@ -32,7 +32,8 @@ export interface PromptOutcomes {
   mobileMoneyAmount: number | null;
   paymentState(key: string): string | undefined;
   confirmed(report: PaymentReport): Promise<void>;
-  failed(key: string, reason: string): Promise<void>;
+  /** `unanswered`: M-Pesa never said how the prompt ended (it is asked once more before the link closes). */
+  failed(key: string, reason: string, unanswered?: boolean): Promise<void>;
   /** When the link stops watching: a prompt M-Pesa cannot be asked about past this fails. */
   watchEndsAtMs(): number;
 }
@@ -96,19 +97,36 @@ export class PromptBook {
           log.warn('M-Pesa could not be asked about a prompt; asking again later', { linkId: o.linkId, key, errors: check.errors, error: String(err) });
           continue;
         }
-        await o.failed(key, 'M-Pesa could not be asked how this prompt ended before the link closed.');
+        await o.failed(key, 'M-Pesa could not be asked how this prompt ended before the link closed.', true);
         this.checks.delete(key);
         continue;
       }
       if (answer.status === 'succeeded') await o.confirmed(answer.report);
       else if (answer.status === 'failed') await o.failed(key, answer.reason);
       else if (answer.status === 'not_ours') log.warn('A hint named a prompt this link never sent; ignored', { linkId: o.linkId, key });
-      else if ((check.checks += 1) >= this.delaysMs.length) await o.failed(key, 'M-Pesa never reported an outcome for this prompt.');
+      else if ((check.checks += 1) >= this.delaysMs.length) await o.failed(key, 'M-Pesa never reported an outcome for this prompt.', true);
       else {
         check.dueAtMs = Date.now() + this.delaysMs[check.checks]!;
         continue;
       }
       this.checks.delete(key);
+    }
+  }
+
+  /**
+   * The last look before the link closes: each prompt M-Pesa never gave an outcome for is asked
+   * once more (a late callback lost, a query that kept failing). Paid: counted (late if the link
+   * expired meanwhile). Anything else leaves it failed; an error is logged, not retried.
+   */
+  async askUnansweredOnce(keys: string[], o: PromptOutcomes): Promise<void> {
+    for (const key of keys) {
+      if (o.paymentState(key) === 'confirmed') continue;
+      try {
+        const answer = await mobileMoney.settleStkPrompt({ linkId: o.linkId, checkoutRequestId: key });
+        if (answer.status === 'succeeded') await o.confirmed(answer.report);
+      } catch (err) {
+        log.warn('M-Pesa could not be asked about a prompt before the link closed', { linkId: o.linkId, key, error: String(err) });
+      }
     }
   }
 

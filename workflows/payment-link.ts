@@ -11,7 +11,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { LinkActivities, Disposition } from '../activities/links/index.js';
+import type { LinkActivities, Disposition, VerifiedDeposit } from '../activities/links/index.js';
 import { coversDue, fromMicro, toMicro } from '../domain/money.js';
 import { maxPromptsPerLink } from '../domain/mpesa/prompt-limits.js';
 import { isRailId, type RailId } from '../domain/rails.js';
@@ -52,6 +52,18 @@ const evidencePatch = 'signals-are-hints';
  * a link the cancel had just closed). Histories recorded before it replay the old way.
  */
 const exclusiveLockPatch = 'exclusive-handler-lock';
+/**
+ * The workflow pulls its evidence: it reads what was recorded for it (`pendingEvidence`) when it
+ * starts, when a chain hint wakes it, every `evidencePullMs` while open, before it expires and
+ * before it ends; and it asks M-Pesa once more about every prompt left without an outcome before
+ * it ends. A deposit no longer depends on a signal having been delivered (a workflow that did not
+ * exist yet when its deposit was told). Histories recorded before it replay without the pulls.
+ */
+const pullEvidencePatch = 'pull-evidence';
+/** How often an open link reads its evidence when nothing wakes it. */
+const defaultEvidencePullMs = 10 * 60_000;
+/** Pulls in a row at most (each bounded by the activity's page): the rest waits for the next wake. */
+const maxPullPages = 20;
 
 type Message =
   | { kind: 'seen'; report: PaymentReport }
@@ -89,7 +101,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   let busy = false;
   let prompts = carried?.prompts ?? 0;
   const inbox: Message[] = [];
-  const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint }>(
+  const payments = new Map<string, { rail: RailId; state: string; disposition: Disposition | null; micro: bigint; unanswered?: boolean }>(
     (carried?.payments ?? []).map(([key, p]) => [key, { ...p, disposition: p.disposition as Disposition | null, micro: BigInt(p.micro) }]),
   );
   /** The M-Pesa prompts still to settle (workflows/mobile-money-prompts.ts). */
@@ -98,6 +110,14 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   let promptAdded = false;
   const dueMicro = BigInt(input.usdtAmountMicro);
   const lateWatchMs = input.lateWatchMinutes * 60_000;
+  /** Whether this run pulls its evidence (`pullEvidencePatch`); decided once, at its first task. */
+  const pulls = patched(pullEvidencePatch);
+  const evidencePullMs = input.evidencePullMs ?? defaultEvidencePullMs;
+  /** A chain hint arrived since the last pull. */
+  let pullWanted = false;
+  let lastPullMs = 0;
+  /** The last look before the workflow ends was taken, and nothing has happened since. */
+  let closingLookTaken = false;
 
   const withLock = async <T>(fn: () => Promise<T>): Promise<T> => {
     await condition(() => !busy);
@@ -186,10 +206,11 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
   const dispatch = (eventId: string) => webhooks.dispatchEvent({ eventId });
 
   /** A payment that will not count: a failed M-Pesa prompt, or a deposit a reorganisation dropped. */
-  const settleFailure = async (key: string, state: 'failed' | 'dropped', reason: string): Promise<void> => {
+  const settleFailure = async (key: string, state: 'failed' | 'dropped', reason: string, unanswered = false): Promise<void> => {
     const p = payments.get(key);
     if (!p || p.state === 'confirmed' || p.state === 'failed' || p.state === 'dropped') return;
     p.state = state;
+    if (unanswered) p.unanswered = true;
     await db.recordPayment({
       linkId: input.linkId,
       report: { rail: p.rail, key, externalId: key, payer: null, amountMinor: '0', decimals: railDecimals[p.rail] },
@@ -222,11 +243,32 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     const hint = hintOf(m);
     if (!hint) return void log.warn('A malformed signal was ignored', { linkId: input.linkId, kind: m.kind });
     if (hint.rail === 'MOBILE_MONEY') return promptBook.requestCheck(hint.key, promptOutcomes);
+    // Pulling: the hint only wakes the workflow, which reads everything recorded for it once the inbox is drained.
+    if (pulls) return void (pullWanted = true);
     const evidence = await db.verifyDeposit({ linkId: input.linkId, rail: hint.rail, key: hint.key });
     if (!evidence) return void log.warn('A signal named no recorded deposit of this link; ignored', { linkId: input.linkId, ...hint });
+    return applyEvidence(evidence);
+  };
+
+  const applyEvidence = (evidence: VerifiedDeposit): Promise<void> => {
     if (evidence.state === 'seen') return onSeen(evidence.report);
     if (evidence.state === 'confirmed') return onConfirmed(evidence.report);
-    return settleFailure(hint.key, 'dropped', 'dropped by a chain reorganisation');
+    return settleFailure(evidence.report.key, 'dropped', 'dropped by a chain reorganisation');
+  };
+
+  /**
+   * Reads what was recorded for this link and is not yet counted, and counts it: the path to a
+   * deposit that no signal needs. Under the lock. Links with no chain rail have nothing to read.
+   */
+  const pullEvidence = async (): Promise<void> => {
+    pullWanted = false;
+    lastPullMs = Date.now();
+    if (!input.enabledRails.some((r) => r !== 'MOBILE_MONEY')) return;
+    for (let page = 0; page < maxPullPages; page++) {
+      const { deposits, more } = await db.pendingEvidence({ linkId: input.linkId });
+      for (const d of deposits) await applyEvidence(d);
+      if (!more || deposits.length === 0) return;
+    }
   };
 
   /** How the prompt book settles a prompt: through this link's own accounting. */
@@ -235,7 +277,7 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     mobileMoneyAmount: input.mobileMoneyAmount,
     paymentState: (key) => payments.get(key)?.state,
     confirmed: (report) => onConfirmed(report),
-    failed: (key, reason) => settleFailure(key, 'failed', reason),
+    failed: (key, reason, unanswered) => settleFailure(key, 'failed', reason, unanswered),
     watchEndsAtMs,
   };
 
@@ -378,24 +420,49 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
     await makeContinueAsNewFunc<typeof paymentLink>({ typedSearchAttributes: info.typedSearchAttributes })({ ...input, carried: state });
   };
 
+  /** The last look before the link closes: what was recorded for it, and every prompt left without an outcome. */
+  const closingLook = async (): Promise<void> => {
+    await pullEvidence();
+    const unanswered = [...payments.entries()].filter(([, p]) => p.rail === 'MOBILE_MONEY' && p.unanswered && p.state === 'failed').map(([key]) => key);
+    for (const key of unanswered) payments.get(key)!.unanswered = false;
+    await promptBook.askUnansweredOnce(unanswered, promptOutcomes);
+  };
+
+  // What was recorded before this run began (a deposit told while the workflow did not exist yet).
+  if (pulls) await withLock(pullEvidence);
+
   // The main loop: handle messages one at a time; expire at the deadline; after a terminal state
   // keep recording late payments until the watch window closes.
   for (;;) {
     const now = Date.now();
+    const expiring = (when: LinkStatus, deadlineMs: number) => status === when && now >= deadlineMs;
+    // Before a link expires it reads its evidence once more: a deposit recorded in time counts in time.
+    if (pulls && (expiring('PENDING', input.expiresAtMs) || expiring('PROCESSING', input.expiresAtMs + lateWatchMs))) await withLock(pullEvidence);
     // Checked again under the lock: an update holding it may have settled the link meanwhile.
     const expireIf = (when: LinkStatus, deadlineMs: number) =>
-      status === when && now >= deadlineMs ? withLock(async () => (status === when ? moveTo('expired') : undefined)) : undefined;
+      expiring(when, deadlineMs) ? withLock(async () => (status === when ? moveTo('expired') : undefined)) : undefined;
     await expireIf('PENDING', input.expiresAtMs);
     await expireIf('PROCESSING', input.expiresAtMs + lateWatchMs);
     const wakeAtMs = status === 'PENDING' ? input.expiresAtMs : watchEndsAtMs();
-    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptBook.size === 0) break;
-    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, promptBook.nextDueMs()) - now));
+    if (isTerminal(status) && now >= wakeAtMs && inbox.length === 0 && promptBook.size === 0) {
+      if (!pulls || closingLookTaken) break;
+      closingLookTaken = true;
+      const before = `${status}:${[...payments.values()].filter((p) => p.state === 'confirmed').length}`;
+      await withLock(closingLook);
+      // Something counted at the last look (a late payment): its own late window starts, with another look at its end.
+      if (`${status}:${[...payments.values()].filter((p) => p.state === 'confirmed').length}` !== before) closingLookTaken = false;
+      continue;
+    }
+    const nextPullMs = pulls && !isTerminal(status) ? lastPullMs + evidencePullMs : Infinity;
+    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, promptBook.nextDueMs(), nextPullMs) - now));
     promptAdded = false;
     while (inbox.length > 0) {
       const m = inbox.shift()!;
+      closingLookTaken = false;
       await withLock(() => handle(m));
     }
     if (promptBook.size > 0) await withLock(checkPrompts);
+    if (pulls && (pullWanted || Date.now() >= nextPullMs)) await withLock(pullEvidence);
     await continueAsNewIfLong();
   }
   await db.stopWatchingLink({ linkId: input.linkId });

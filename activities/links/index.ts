@@ -1,6 +1,6 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
 import type { CommonQueryMethods } from 'slonik';
-import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
+import { findLinkDeposit, pendingLinkDeposits, type DepositEvidenceRow } from '../../db/deposit-evidence-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
 import {
   markLinkConfirmed,
@@ -17,7 +17,7 @@ import { paymentLinkDetailDto } from '../../services/payment-links/dto.js';
 import { findInvoiceView } from '../../db/invoice-repo.js';
 import { railFacts } from '../../rails/registry.js';
 import { depositEvidenceProblem, parseDepositKey } from '../../domain/deposit-evidence.js';
-import { isRailId, type RailId, type UsdtRail } from '../../domain/rails.js';
+import { isRailId, type RailId } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import type { ActivityDeps } from '../index.js';
@@ -27,6 +27,42 @@ export type { Disposition, PaymentState };
 export interface VerifiedDeposit {
   state: 'seen' | 'confirmed' | 'dropped';
   report: PaymentReport;
+}
+
+/** At most this many deposits per pull (the workflow pulls again while `more`): a bounded history event. */
+export const evidencePageSize = 50;
+/** Rows looked at per pull, past which the rest waits for the next pull (rows that do not fit the link are skipped). */
+const evidenceScanLimit = 1_000;
+
+/**
+ * The recorded deposit checked against the rail, the link's address and the rail's units, as a
+ * report the workflow can count; null (and a warning) when it does not fit the link.
+ */
+function verified(linkId: string, rail: RailId, row: DepositEvidenceRow): VerifiedDeposit | null {
+  if (!isRailId(rail) || rail === 'MOBILE_MONEY') return null;
+  const key = `${row.tx_hash}:${row.log_index}`;
+  const problem = depositEvidenceProblem(rail, railFacts[rail], {
+    toAddress: row.to_address,
+    decimals: row.decimals,
+    linkAddresses: { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address },
+  });
+  if (problem) {
+    log.warn('recorded deposit does not fit the link; not counted', { linkId, rail, key, problem });
+    return null;
+  }
+  return {
+    state: row.state,
+    report: {
+      rail,
+      key,
+      externalId: row.tx_hash,
+      payer: row.from_address,
+      amountMinor: row.amount_minor,
+      decimals: row.decimals,
+      blockNumber: Number(row.block_number),
+      at: new Date(row.updated_at).toISOString(),
+    },
+  };
 }
 
 /** A simulated payment exists only in the test environment: refused here as well as by the API and the schema. */
@@ -109,31 +145,33 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
     async verifyDeposit(input: { linkId: string; rail: RailId; key: string }): Promise<VerifiedDeposit | null> {
       const at = parseDepositKey(input.key);
       if (!at || !isRailId(input.rail) || input.rail === 'MOBILE_MONEY') return null;
-      const rail: UsdtRail = input.rail;
-      const row = await findLinkDeposit(pool, input.linkId, rail, at.txHash, at.logIndex);
-      if (!row) return null;
-      const problem = depositEvidenceProblem(rail, railFacts[rail], {
-        toAddress: row.to_address,
-        decimals: row.decimals,
-        linkAddresses: { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address },
-      });
-      if (problem) {
-        log.warn('recorded deposit does not fit the link; not counted', { linkId: input.linkId, rail, key: input.key, problem });
-        return null;
+      const row = await findLinkDeposit(pool, input.linkId, input.rail, at.txHash, at.logIndex);
+      return row ? verified(input.linkId, input.rail, row) : null;
+    },
+
+    /**
+     * The second path to every deposit: what the chain watchers (or the reconciler) recorded for
+     * this link and the link has not acted on yet, whether or not a signal ever reached its
+     * workflow (one that did not exist yet, a hint lost on the way). Read by the workflow when it
+     * starts, when it wakes and before it expires or ends; see `pendingLinkDeposits`. Each is
+     * verified as `verifyDeposit` verifies a hinted one.
+     */
+    async pendingEvidence(input: { linkId: string }): Promise<{ deposits: VerifiedDeposit[]; more: boolean }> {
+      const deposits: VerifiedDeposit[] = [];
+      let after: { blockNumber: string; txHash: string; logIndex: number } | undefined;
+      for (let scanned = 0; scanned < evidenceScanLimit; ) {
+        const rows = await pendingLinkDeposits(pool, input.linkId, evidencePageSize, after);
+        for (const row of rows) {
+          const d = verified(input.linkId, row.rail as RailId, row);
+          if (d) deposits.push(d);
+          if (deposits.length === evidencePageSize) return { deposits, more: true };
+        }
+        if (rows.length < evidencePageSize) return { deposits, more: false };
+        scanned += rows.length;
+        const last = rows[rows.length - 1]!;
+        after = { blockNumber: last.block_number, txHash: last.tx_hash, logIndex: last.log_index };
       }
-      return {
-        state: row.state,
-        report: {
-          rail,
-          key: input.key,
-          externalId: row.tx_hash,
-          payer: row.from_address,
-          amountMinor: row.amount_minor,
-          decimals: row.decimals,
-          blockNumber: Number(row.block_number),
-          at: new Date(row.updated_at).toISOString(),
-        },
-      };
+      return { deposits, more: true };
     },
 
     /** The watch window is over: chain watchers stop matching this link's addresses. */

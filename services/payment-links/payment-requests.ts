@@ -211,6 +211,7 @@ async function startWorkflowOf(deps: StarterDeps, row: LinkRow, knownPolicy?: St
     underpaymentToleranceBps: policy.underpaymentToleranceBps,
     webhookTaskQueue: queueOf(targetOf(deps), 'webhooks'),
     promptFirstCheckMs: deps.config.mpesaQueryAfterSeconds * 1000,
+    evidencePullMs: deps.config.evidencePullSeconds * 1000,
     historyEventLimit: deps.config.linkHistoryEventLimit,
   };
   try {
