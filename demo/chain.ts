@@ -14,6 +14,9 @@ export type DemoEvmRail = 'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON';
 export const demoEvmRails: readonly DemoEvmRail[] = ['USDT_BSC', 'USDT_ETH', 'USDT_POLYGON'];
 export const demoRailDecimals: Record<DemoEvmRail, number> = { USDT_BSC: 18, USDT_ETH: 6, USDT_POLYGON: 6 };
 
+/** anvil's chain id: the demo sets it as CHAIN_ID_<RAIL>_TEST, so wallet URIs name it and the start-up check finds it. */
+export const demoChainId = 31337;
+
 export interface DemoChain {
   url: string;
   tokens: Record<DemoEvmRail, Address>;
@@ -22,7 +25,7 @@ export interface DemoChain {
 }
 
 export function demoChainClients(url: string) {
-  const chain = defineChain({ id: 31337, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
+  const chain = defineChain({ id: demoChainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
   return {
     chain,
     publicClient: createPublicClient({ chain, transport: http(url), pollingInterval: 100 }),
@@ -32,7 +35,7 @@ export function demoChainClients(url: string) {
 
 export async function startDemoChain(opts: { dataDir: string; port: number; known?: Partial<Record<DemoEvmRail, string>> }): Promise<DemoChain> {
   const args = [
-    '--host', '127.0.0.1', '--port', String(opts.port), '--chain-id', '31337', '--block-time', '1',
+    '--host', '127.0.0.1', '--port', String(opts.port), '--chain-id', String(demoChainId), '--block-time', '1',
     '--state', join(opts.dataDir, 'anvil-state.json'), '--state-interval', '5', '--preserve-historical-states',
   ];
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -9,7 +9,7 @@ import { connectBody, sandboxPaybill, sandboxTestPhone } from '../emulators/dara
 import { startSolanaEmulator, type SolanaEmulator } from '../emulators/solana/server.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../emulators/trongrid/server.js';
 import { loadConfig } from '../config/config.js';
-import { startDemoChain, type DemoChain } from './chain.js';
+import { demoChainId, startDemoChain, type DemoChain } from './chain.js';
 import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './state.js';
 import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './webhooks.js';
 import { createLogger, startServices, type Running } from '../runtime/services.js';
@@ -19,9 +19,9 @@ import { createLogger, startServices, type Running } from '../runtime/services.j
  * dev server, worker, API) with the Daraja emulator (prompts approve themselves), anvil playing
  * BSC, Ethereum and Polygon with test USDT contracts, the TronGrid and Solana emulators, all wired
  * through the documented variables (MPESA_SANDBOX_URL, RPC_URL_<RAIL>_TEST,
- * USDT_CONTRACT_<RAIL>_TEST, CONFIRMATIONS_<RAIL>); a demo store with every rail connected and a
- * webhook receiver registered. The demo store lives in test mode only, so its test keys are
- * printed at every start (see docs/demo.md).
+ * USDT_CONTRACT_<RAIL>_TEST, CHAIN_ID_<RAIL>_TEST, CONFIRMATIONS_<RAIL>); a demo store with
+ * every rail connected and a webhook receiver registered. The demo store lives in test mode
+ * only, so its test keys are printed at every start (see docs/demo.md).
  */
 
 // Public reference data: account xpubs of the BIP39 test mnemonic "abandon … about" (docs/wallets.md).
@@ -114,12 +114,15 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       CHAIN_WATCHERS: 'on',
       MPESA_SANDBOX_URL: daraja.url,
       RPC_URL_USDT_BSC_TEST: chain.url,
+      CHAIN_ID_USDT_BSC_TEST: String(demoChainId),
       USDT_CONTRACT_USDT_BSC_TEST: chain.tokens.USDT_BSC,
       CONFIRMATIONS_USDT_BSC: '2',
       RPC_URL_USDT_ETH_TEST: chain.url,
+      CHAIN_ID_USDT_ETH_TEST: String(demoChainId),
       USDT_CONTRACT_USDT_ETH_TEST: chain.tokens.USDT_ETH,
       CONFIRMATIONS_USDT_ETH: '2',
       RPC_URL_USDT_POLYGON_TEST: chain.url,
+      CHAIN_ID_USDT_POLYGON_TEST: String(demoChainId),
       USDT_CONTRACT_USDT_POLYGON_TEST: chain.tokens.USDT_POLYGON,
       CONFIRMATIONS_USDT_POLYGON: '2',
       RPC_URL_USDT_TRON_TEST: trongrid.url,

@@ -11,6 +11,7 @@ import { rateServiceFor } from '../activities/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';
+import { checkChainIds } from '../rails/evm/chain-id-check.js';
 import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addresses.js';
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import type { Config } from '../config/config.js';
@@ -62,6 +63,11 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     }
   };
   try {
+    // Both kinds of process read EVM chains (workers watch them, the API reads balances): each asks
+    // its RPCs which chain they are on, in the background, and uses none found on another chain.
+    // GET /ready says what was found.
+    const chainIds = checkChainIds(config.rails, logger);
+    stops.push(async () => chainIds.stop());
     let databaseUrl = config.databaseUrl;
     let embeddedPg: EmbeddedPostgres | undefined;
     if (!databaseUrl) {

@@ -454,7 +454,12 @@ export async function paymentLink(input: PaymentLinkInput): Promise<LinkStatus> 
       continue;
     }
     const nextPullMs = pulls && !isTerminal(status) ? lastPullMs + evidencePullMs : Infinity;
-    await condition(() => inbox.length > 0 || promptAdded, Math.max(1, Math.min(wakeAtMs, promptBook.nextDueMs(), nextPullMs) - now));
+    // Pulling runs also wake when an update moves the status (a cancel: its late window starts now).
+    const waitedIn = status;
+    await condition(
+      () => inbox.length > 0 || promptAdded || (pulls && status !== waitedIn),
+      Math.max(1, Math.min(wakeAtMs, promptBook.nextDueMs(), nextPullMs) - now),
+    );
     promptAdded = false;
     while (inbox.length > 0) {
       const m = inbox.shift()!;

@@ -18,6 +18,7 @@ import { listPaymentLinksRoute } from './payment-links/list.js';
 import { simulatePaymentRoute } from './payment-links/simulate.js';
 import { getStoreSettingsRoute, updateStoreSettingsRoute } from './store-settings/routes.js';
 import { health } from './system/health.js';
+import { ready } from './system/ready.js';
 import { openapi } from './system/openapi.js';
 import { derivedWalletBalanceRoute } from './wallets/balance.js';
 import { deriveWalletRoute } from './wallets/derive.js';
@@ -75,5 +76,6 @@ export const allRoutes: RouteDef[] = [
   rollApiKeyRoute,
   revokeApiKeyRoute,
   health,
+  ready,
   openapi,
 ] as unknown as RouteDef[];

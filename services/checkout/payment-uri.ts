@@ -4,7 +4,7 @@ import { formatUsdt, fromMicro } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../domain/solana-pay.js';
 import { railFacts } from '../../rails/registry.js';
-import { railEndpoint, type RailSettings } from '../../rails/settings.js';
+import { railChainId, railEndpoint, type RailSettings } from '../../rails/settings.js';
 
 /** What one rail asks the customer's wallet to do, for one amount. */
 export interface RailPaymentRequest {
@@ -28,20 +28,21 @@ export interface PaymentRequestInput {
 
 /**
  * The payment request a wallet reads for one rail (docs/checkout.md, "Wallet URIs"):
- * - EVM rails: an EIP-681 USDT transfer naming the token contract, the chain id of the link's
- *   environment (rails/evm/facts.ts) and the amount in the token's smallest unit, so a wallet
- *   cannot send BNB or ETH, or USDT on another network, by mistake;
+ * - EVM rails: an EIP-681 USDT transfer naming the token contract, the chain id configured for
+ *   the rail in the link's environment (`CHAIN_ID_<RAIL>_<ENV>`, by default the public network's:
+ *   rails/evm/facts.ts; the RPCs are checked to be on it at start) and the amount in the token's
+ *   smallest unit, so a wallet cannot send BNB or ETH, or USDT on another network, by mistake;
  * - Solana: the Solana Pay transfer request with the link's reference;
  * - TRON: the bare address. No TRON payment URI is honoured across wallets (TronLink, Trust and
  *   exchanges read a bare base58 address), so the page states the amount and network beside it.
- * Pure: the token contract comes from the rail settings (an operator may override it).
+ * Pure: the token contract and chain id come from the rail settings (an operator may override them).
  */
 export function railPaymentRequest(rails: RailSettings, p: PaymentRequestInput): RailPaymentRequest | null {
   if (p.rail === 'MOBILE_MONEY') return null;
   const facts = railFacts[p.rail];
   const token = railEndpoint(rails, p.rail, p.environment).usdtContract ?? null;
   if (facts.family === 'evm') {
-    const chainId = facts.chainIds?.[p.environment];
+    const chainId = railChainId(rails, p.rail, p.environment);
     if (!token || !chainId) return null;
     const uri = eip681TokenTransfer({ token, chainId, to: p.address, amountMinor: fromMicro(p.amountMicro, facts.decimals) });
     return { payUri: uri, walletUri: uri, chainId, tokenContract: token };

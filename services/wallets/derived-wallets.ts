@@ -1,4 +1,5 @@
 import type { DatabasePool } from 'slonik';
+import { usableRailRpcUrls } from '../../rails/evm/chain-ids.js';
 import { readErc20Balance } from '../../rails/evm/client.js';
 import { readTrc20Balance } from '../../rails/tron/client.js';
 import { findWalletKeys } from '../../db/store-repo.js';
@@ -97,6 +98,12 @@ export async function readUsdtBalance(rails: RailSettings, auth: StoreScope, net
     const env = auth.environment.toUpperCase();
     throw new AppError('upstream_unavailable', `No USDT contract is configured for ${spec.rail} in ${auth.environment}: set USDT_CONTRACT_${spec.rail}_${env}.`);
   }
-  const minor = await spec.read(endpoint.rpcUrl, endpoint.usdtContract, address);
+  // An EVM RPC found on another chain at start is never asked (rails/evm/chain-ids.ts).
+  const [rpcUrl] = usableRailRpcUrls(rails, spec.rail, auth.environment);
+  if (!rpcUrl) {
+    const setting = `CHAIN_ID_${spec.rail}_${auth.environment.toUpperCase()}`;
+    throw new AppError('upstream_unavailable', `Every RPC configured for ${spec.rail} in ${auth.environment} is on another chain than ${setting} names, so none is used (GET /ready).`);
+  }
+  const minor = await spec.read(rpcUrl, endpoint.usdtContract, address);
   return formatUnits(minor, railDecimals[spec.rail]);
 }

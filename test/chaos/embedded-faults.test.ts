@@ -127,6 +127,8 @@ beforeAll(async () => {
     MPESA_SANDBOX_URL: daraja.url,
     MPESA_QUERY_AFTER_SECONDS: '3',
     RPC_URL_USDT_BSC_TEST: anvil.url,
+    // anvil, as the checkout's wallet URIs say and the start-up check verifies.
+    CHAIN_ID_USDT_BSC_TEST: String(anvil.chainId),
     USDT_CONTRACT_USDT_BSC_TEST: usdt.address,
     CONFIRMATIONS_USDT_BSC: '3',
     CHAIN_WATCHERS: 'on',

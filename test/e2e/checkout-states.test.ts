@@ -202,7 +202,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     const link = await createLink({ usdtAmount: '12.5', enabledRails: ['USDT_BSC', 'USDT_TRON'], merchantRef: 'order-secret-1', metadata: { note: 'private' } });
     const page = await open(link.checkoutUrl);
     await chooseRail(page, 'USDT_BSC');
-    const expected = `ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=12500000000000000000`;
+    const expected = `ethereum:${usdt.address}@${anvil.chainId}/transfer?address=${link.bscAddress}&uint256=12500000000000000000`;
     expect(await qrCode(page)).toBe(expected);
     await expect(page.locator('img.qr').getAttribute('alt')).resolves.toBe(`QR code for your wallet. It holds: ${expected}`);
     await expect(page.getByTestId('open-wallet').getAttribute('href')).resolves.toBe(expected);
@@ -224,7 +224,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     // The public JSON the page polls: the deposit's progress, and nothing the merchant keeps for itself.
     const polled = (await stack.request({ method: 'GET', url: `/v1/checkout/${link.id}` })).body;
     expect(polled.deposit).toMatchObject({ rail: 'USDT_BSC', amount: '12.5', txHash: tx, requiredConfirmations: 3 });
-    expect(polled.rails.find((r: { network: string }) => r.network === 'USDT_BSC')).toMatchObject({ payUri: expected, chainId: 97, tokenContract: usdt.address });
+    expect(polled.rails.find((r: { network: string }) => r.network === 'USDT_BSC')).toMatchObject({ payUri: expected, chainId: anvil.chainId, tokenContract: usdt.address });
     for (const hidden of ['merchantRef', 'metadata', 'payer', 'addressIndex', 'payments']) expect(polled).not.toHaveProperty(hidden);
     await expectAccessible(page);
     await page.reload();
@@ -245,7 +245,7 @@ describe('USDT on a local chain (anvil as BSC, depth 3)', () => {
     await waitForState(page, 'underpaid');
     await expect(page.getByTestId('underpaid').textContent()).resolves.toBe('Received 4 USDT. Still to pay: 6 USDT. Send the rest to the same address.');
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
-    expect(await qrCode(page)).toBe(`ethereum:${usdt.address}@97/transfer?address=${link.bscAddress}&uint256=6000000000000000000`);
+    expect(await qrCode(page)).toBe(`ethereum:${usdt.address}@${anvil.chainId}/transfer?address=${link.bscAddress}&uint256=6000000000000000000`);
     await saveScreenshot(page, 'checkout/phone-11-underpaid.png');
     await expectAccessible(page);
     await usdt.transfer(payer, link.bscAddress as Address, usdt18(6n));

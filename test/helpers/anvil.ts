@@ -47,8 +47,11 @@ function waitForPort(child: ChildProcess): Promise<number> {
   });
 }
 
+/** anvil's own chain id, which tests' anvils keep unless they ask for another. */
+export const anvilChainId = 31337;
+
 export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil> {
-  const chainId = opts.chainId ?? 31337;
+  const chainId = opts.chainId ?? anvilChainId;
   const child = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForPort(child);
   const url = `http://127.0.0.1:${port}`;

@@ -9,9 +9,11 @@ import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import { rateServiceFor } from '../../activities/rates/rate-service.js';
 import { createStore, type CreatedStore } from '../../db/store-repo.js';
+import { railFacts, usdtRails } from '../../rails/registry.js';
 import { randomToken } from '../../domain/ids.js';
 import { loadConfig, type Config } from '../../config/config.js';
 import { createWorkers, type WorkerSet } from '../../worker/worker.js';
+import { anvilChainId } from './anvil.js';
 import { createTestDatabase } from './database.js';
 import { sharedWorkflowBundle } from './workflow-bundle.js';
 import { httpCall, type HttpRequest, type HttpResponse } from './http.js';
@@ -35,6 +37,18 @@ export interface Stack {
    */
   workflowStarted(id: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * A test that points an EVM rail's RPC somewhere points it at anvil (or a proxy in front of it),
+ * on chain 31337: the rail's chain id says so (CHAIN_ID_<RAIL>_<ENV>), as an operator's would,
+ * unless the test names one itself. Otherwise the checkout would name the public testnet's chain
+ * and the start-up check (rails/evm/chain-id-check.ts) would refuse the node.
+ */
+function withAnvilChainIds(env: Record<string, string>): Record<string, string> {
+  const evmSettings = usdtRails.filter((rail) => railFacts[rail].family === 'evm').flatMap((rail) => [`${rail}_TEST`, `${rail}_LIVE`]);
+  const chainIds = evmSettings.filter((s) => env[`RPC_URL_${s}`] !== undefined && env[`CHAIN_ID_${s}`] === undefined).map((s) => [`CHAIN_ID_${s}`, String(anvilChainId)]);
+  return { ...Object.fromEntries(chainIds), ...env };
 }
 
 /**
@@ -63,7 +77,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
     PUBLIC_BASE_URL: 'http://malipo.test',
     LOG_LEVEL: 'silent',
     CHAIN_WATCHERS: 'off',
-    ...env,
+    ...withAnvilChainIds(env),
   });
   // As the service opens it (services.ts): named statements unless DATABASE_PREPARED_STATEMENTS=false.
   const pool = await openPool(db.url, 5, { preparedStatements: config.databasePreparedStatements });

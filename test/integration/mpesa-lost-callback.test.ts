@@ -7,6 +7,7 @@ import { eventually } from '../helpers/wait.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
 import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
+import { updateStorePolicy } from '../../db/store-repo.js';
 
 /**
  * Callbacks get lost. A prompt whose callback never comes is settled by the workflow asking
@@ -91,4 +92,37 @@ describe('a prompt whose callback never comes', () => {
     expect(link.payments[0].state).toBe('failed');
     expect(link.payments[0].failureReason).toMatch(/cancel/i);
   });
+});
+
+describe('a prompt M-Pesa never gave an outcome for', () => {
+  it('is asked about once more before the link closes, and counted when it was paid after all', async () => {
+    const key = store.keys.test.secretKey;
+    const phone = '254711000004';
+    // No late window: the link closes as soon as it is cancelled.
+    await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 0 });
+    try {
+      const link = (await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 70 } })).body;
+      daraja.script(phone, { result: 'success', callback: 'none' });
+      const pay = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
+      expect(pay.status).toBe(200);
+      // Every scheduled query (1, 2, 4, 6 and 10 s here) hears "still being processed": the prompt fails unanswered.
+      const failed = await settled(link.id, 'PENDING');
+      expect(failed.payments[0]).toMatchObject({ state: 'failed', failureReason: expect.stringMatching(/never reported/) });
+      // M-Pesa completes it after all (the customer's payment went through; its callback is lost).
+      await daraja.complete(pay.body.checkoutRequestId);
+      const cancel = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key });
+      expect(cancel.status).toBe(200);
+      // The last look before the workflow ends finds the payment; the customer's money is on the books.
+      const closed = await eventually(async () => {
+        const l = (await stack.request({ method: 'GET', url: `/v1/payment-links/${link.id}`, key })).body;
+        return l.payments[0]?.state === 'confirmed' ? l : undefined;
+      }, 'the unanswered prompt to be counted at the last look', 30_000);
+      expect(closed).toMatchObject({ status: 'CANCELLED' });
+      expect(closed.payments).toHaveLength(1);
+      expect(closed.payments[0]).toMatchObject({ state: 'confirmed', amount: '70', disposition: 'after_cancel' });
+      await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(link.id)).result();
+    } finally {
+      await updateStorePolicy(stack.pool, store.clientId, 'test', { lateWatchMinutes: 1440 });
+    }
+  }, 90_000);
 });

@@ -8,6 +8,7 @@ import QRCode from 'qrcode';
 import { eip681TokenTransfer, PaymentUriError } from '../../domain/eip681.js';
 import { parseUsdt } from '../../domain/money.js';
 import { railPaymentRequest } from '../../services/checkout/payment-uri.js';
+import { railSettingsFrom } from '../../config/rail-settings.js';
 import { defaultRailSettings, type RailSettings } from '../../rails/settings.js';
 import { railFacts } from '../../rails/registry.js';
 
@@ -58,15 +59,18 @@ describe('the payment request of each rail', () => {
     expect(req('USDT_POLYGON', 'test', '3')).toBeNull();
   });
 
-  it('keeps the environment\'s public chain id when the operator points the RPC at another node, and uses the configured token', () => {
+  it('names the chain id configured for the rail (CHAIN_ID_<RAIL>_<ENV>), where its RPCs were checked to be, and the configured token', () => {
     const anvilToken = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
-    const overridden: RailSettings = {
-      ...rails,
-      USDT_BSC: { confirmations: 3, endpoints: { ...rails.USDT_BSC.endpoints, test: { rpcUrl: 'http://127.0.0.1:8545', usdtContract: anvilToken } } },
-      USDT_POLYGON: { confirmations: undefined, endpoints: { ...rails.USDT_POLYGON.endpoints, test: { rpcUrl: 'http://127.0.0.1:8545', usdtContract: anvilToken } } },
-    };
-    expect(req('USDT_BSC', 'test', '2', overridden)!.payUri).toBe(`ethereum:${anvilToken}@97/transfer?address=${evm}&uint256=2000000000000000000`);
-    expect(req('USDT_POLYGON', 'test', '2', overridden)!.payUri).toBe(`ethereum:${anvilToken}@80002/transfer?address=${evm}&uint256=2000000`);
+    const settings = railSettingsFrom({
+      RPC_URL_USDT_BSC_TEST: 'http://127.0.0.1:8545', USDT_CONTRACT_USDT_BSC_TEST: anvilToken, CHAIN_ID_USDT_BSC_TEST: '31337',
+      RPC_URL_USDT_POLYGON_TEST: 'http://127.0.0.1:8545', USDT_CONTRACT_USDT_POLYGON_TEST: anvilToken, CHAIN_ID_USDT_POLYGON_TEST: '31337',
+    });
+    expect(req('USDT_BSC', 'test', '2', settings)).toMatchObject({ payUri: `ethereum:${anvilToken}@31337/transfer?address=${evm}&uint256=2000000000000000000`, chainId: 31337 });
+    expect(req('USDT_POLYGON', 'test', '2', settings)!.payUri).toBe(`ethereum:${anvilToken}@31337/transfer?address=${evm}&uint256=2000000`);
+    // Where no chain id is set, the public network's, whatever node the RPC points at.
+    const pointedOnly = railSettingsFrom({ RPC_URL_USDT_BSC_TEST: 'http://127.0.0.1:8545', USDT_CONTRACT_USDT_BSC_TEST: anvilToken });
+    expect(req('USDT_BSC', 'test', '2', pointedOnly)!.payUri).toBe(`ethereum:${anvilToken}@97/transfer?address=${evm}&uint256=2000000000000000000`);
+    expect(req('USDT_BSC', 'live', '2', settings)!.chainId).toBe(56);
   });
 
   it('every EVM rail has a chain id per environment, testnets for test and mainnets for live', () => {

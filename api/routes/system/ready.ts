@@ -1,0 +1,46 @@
+import { z } from 'zod/v4';
+import { environments } from '../../../domain/environment.js';
+import { usdtRails } from '../../../rails/registry.js';
+import { readiness } from '../../../services/system/readiness.js';
+import { defineRoute } from '../../route.js';
+
+const chainIdStatus = z.object({
+  rail: z.enum(usdtRails),
+  environment: z.enum(environments),
+  expected: z.number().int().describe('The chain id configured for the rail (CHAIN_ID_<RAIL>_<ENV>, by default the public network\'s)'),
+  rpcs: z.array(z.object({
+    rpc: z.number().int().describe('The RPC\'s position in RPC_URL_<RAIL>_<ENV>, from 1; URLs are never shown'),
+    actual: z.number().int().nullable().describe('What it answered to eth_chainId; null until it answers'),
+    verdict: z.enum(['verified', 'wrong_chain', 'unanswered']).describe('wrong_chain: not used; unanswered: used meanwhile, asked again'),
+  })),
+  usable: z.number().int().describe('How many of the rail\'s RPCs may be used'),
+});
+
+const readinessSchema = z.object({
+  ready: z.boolean(),
+  checks: z.array(z.object({
+    name: z.string().describe('What is checked: `database`, or `chain-id:<RAIL>:<env>` for each EVM rail and environment with a token contract').meta({ example: 'chain-id:USDT_BSC:test' }),
+    ok: z.boolean(),
+    detail: z.string().describe('What was found, in a sentence'),
+    chainId: chainIdStatus.optional().describe('chain-id checks: what each RPC answered at start'),
+  }).meta({ id: 'ReadinessCheck' })).describe('Every check; the process is ready when all are ok'),
+}).meta({ id: 'Readiness' });
+
+export const ready = defineRoute({
+  method: 'GET',
+  url: '/ready',
+  operationId: 'ready',
+  summary: 'Readiness: the database answers and every EVM rail has an RPC on its configured chain',
+  tags: ['System'],
+  auth: 'none',
+  responses: {
+    200: { description: 'Ready', schema: readinessSchema },
+    503: { description: 'Not ready: the checks that failed say why', schema: readinessSchema },
+  },
+  // Reads what the start-up checks recorded: no chain request per probe.
+  handler: async ({ deps, reply }) => {
+    const answer = await readiness(deps);
+    reply.status(answer.ready ? 200 : 503);
+    return answer;
+  },
+});
