@@ -282,9 +282,13 @@ export async function markEventDispatched(pool: DatabasePool, eventId: string): 
   await pool.query(sql.unsafe`UPDATE events SET dispatched_at = now() WHERE id = ${eventId} AND dispatched_at IS NULL`);
 }
 
-/** Outbox safety net: events whose dispatch never ran, oldest first. */
+/**
+ * Outbox safety net: events recorded over `olderThanSeconds` ago whose dispatch never ran, oldest
+ * first. By `recorded_at`, not `created_at`: an event's business time (a confirmation's, an M-Pesa
+ * TransactionDate) can be hours old when it is written, while its own dispatch is still running.
+ */
 export async function undispatchedEventIds(pool: DatabasePool, olderThanSeconds: number, limit: number): Promise<readonly string[]> {
   return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id FROM events WHERE dispatched_at IS NULL AND created_at < now() - make_interval(secs => ${olderThanSeconds})
-    ORDER BY created_at LIMIT ${limit}`);
+    SELECT id FROM events WHERE dispatched_at IS NULL AND recorded_at < now() - make_interval(secs => ${olderThanSeconds})
+    ORDER BY recorded_at LIMIT ${limit}`);
 }

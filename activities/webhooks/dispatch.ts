@@ -16,7 +16,7 @@ import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { activityContext, createAttempts, type AttemptOutcome, type Keyrings } from './deliver.js';
 
-/** The outbox safety net picks up events this old whose dispatch never ran. */
+/** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
 /** Deliveries in flight at once when one event fans out to many endpoints. */
 const fanOutConcurrency = 32;

@@ -176,6 +176,30 @@ describe('the first attempt, made by the dispatch', () => {
   });
 });
 
+describe('the outbox sweep', () => {
+  const dispatchedAt = (eventId: string) =>
+    stack.pool.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT dispatched_at AS d FROM events WHERE id = ${eventId}`);
+
+  it('leaves an event to its own dispatch for a minute after it was recorded, however old its business time', async () => {
+    // A confirmation can carry a time hours back (an M-Pesa TransactionDate, a deposit's block
+    // time) while its dispatch is still running: by business time it would look a minute late at once.
+    const store = await stack.createStore();
+    const ep = await endpoint(store, '/swept');
+    // The endpoint existed long before the event, so the event is its to receive however it is dispatched.
+    await stack.pool.query(sql.unsafe`UPDATE webhook_endpoints SET created_at = now() - interval '10 minutes' WHERE id = ${ep.id}`);
+    const { event, activities } = await emit(store, { createdAt: new Date(Date.now() - 3 * 3600_000).toISOString(), dispatch: false });
+    await activities.sweepOutbox();
+    expect(await dispatchedAt(event.id)).toBeNull();
+    expect(receiver.requestsTo('/swept')).toEqual([]);
+    // Recorded over a minute ago and still not dispatched: now the dispatch has been lost, and the sweep takes it.
+    await stack.pool.query(sql.unsafe`UPDATE events SET recorded_at = now() - interval '2 minutes' WHERE id = ${event.id}`);
+    await activities.sweepOutbox();
+    expect(await dispatchedAt(event.id)).not.toBeNull();
+    expect(await finished(event.id, ep.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    expect(receiver.requestsTo('/swept').map((r) => r.headers['webhook-id'])).toEqual([event.id]);
+  });
+});
+
 describe('retries', () => {
   it('keeps trying while the receiver is down and delivers once it is back, with the same webhook-id', async () => {
     const store = await stack.createStore();

@@ -104,8 +104,11 @@ describe('safety nets', () => {
 
   it('dispatches an event whose dispatch never ran, a minute later (outbox sweeper)', async () => {
     const store = await stack.createStore();
-    await endpoint(store, '/swept');
-    const { event } = await emit(store, { dispatch: false, createdAt: new Date(Date.now() - 120_000).toISOString() });
+    const ep = await endpoint(store, '/swept');
+    const { event } = await emit(store, { dispatch: false });
+    // Recorded two minutes ago (the sweep goes by when the row was written), by an endpoint that existed then.
+    await stack.pool.query(sql.unsafe`UPDATE webhook_endpoints SET created_at = now() - interval '10 minutes' WHERE id = ${ep.id}`);
+    await stack.pool.query(sql.unsafe`UPDATE events SET recorded_at = now() - interval '2 minutes' WHERE id = ${event.id}`);
     await receiver.waitFor(() => receiver.requestsTo('/swept').length === 1, 'the swept event');
     expect(receiver.requestsTo('/swept')[0]!.headers['webhook-id']).toBe(event.id);
     await eventually(
