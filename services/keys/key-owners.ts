@@ -23,6 +23,12 @@ interface Remembered {
  * always read fresh, and a key revoked or rolled here is forgotten at once (forgetKeys).
  */
 const remembered = new WeakMap<object, Map<string, Remembered>>();
+/**
+ * How many times `forgetKeys` ran, per pool. A check that read the database before a revoke
+ * committed would otherwise store its stale success after the cache was cleared; it stores its
+ * answer only if no forgetting happened since its read began.
+ */
+const generations = new WeakMap<object, number>();
 
 function cacheOf(pool: object): Map<string, Remembered> {
   let cache = remembered.get(pool);
@@ -32,10 +38,12 @@ function cacheOf(pool: object): Map<string, Remembered> {
 
 /**
  * Forgets every key this process remembered for the pool's database: called when a key is
- * revoked or rolled here, so this process refuses it from the next request. Other processes
+ * revoked or rolled here, so this process refuses it from the next request (a check already
+ * reading the key keeps its answer for itself and does not remember it). Other processes
  * refuse it once their memory of it ends (API_KEY_CACHE_SECONDS, 5 s by default).
  */
 export function forgetKeys(pool: object): void {
+  generations.set(pool, (generations.get(pool) ?? 0) + 1);
   remembered.get(pool)?.clear();
 }
 
@@ -78,11 +86,13 @@ export async function ownerOfKey(
     return hit.owner;
   }
   if (hit) cache.delete(digest);
+  const generation = generations.get(deps.pool) ?? 0;
   const check = kind === 'secret' ? await checkSecretKey(deps.pool, key) : await checkPublishableKey(deps.pool, key);
   if (check?.status !== 'active') throw refusal(kind, check, param);
   if (check.lastUseDue) await recordUse(deps, check.owner.keyId);
   const lifetimeMs = deps.config.apiKeyCacheSeconds * 1000;
-  if (lifetimeMs > 0) {
+  // A key revoked or rolled here since the read began may be this one: answer, but do not remember.
+  if (lifetimeMs > 0 && generation === (generations.get(deps.pool) ?? 0)) {
     const graceEnds = check.expiresAt ? Date.parse(check.expiresAt) : Infinity;
     if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!);
     cache.set(digest, { owner: check.owner, until: Math.min(now + lifetimeMs, graceEnds), useRecordedAt: now });

@@ -8,6 +8,7 @@ import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import type { CreatedStore } from '../../db/store-repo.js';
+import { rememberedOwnerOfKey } from '../../services/keys/key-owners.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { connectAllRails } from '../helpers/fixtures.js';
@@ -330,6 +331,69 @@ describe('POST /v1/keys/:id/revoke', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl },
       });
       expect([login.status, login.headers['set-cookie']]).toEqual([400, undefined]);
+    }
+  });
+});
+
+describe('a revoke racing a check of the same key, on one instance', () => {
+  /**
+   * A pool whose next key check (the read behind an authentication) is answered by PostgreSQL at
+   * once but handed back only when the test releases it: "read before the revoke committed,
+   * finished after it" made deterministic.
+   */
+  function holdingKeyChecks(pool: DatabasePool) {
+    let next: { reached: () => void; released: Promise<void> } | undefined;
+    const held = new Proxy(pool, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop !== 'maybeOne') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<DatabasePool['maybeOne']>) => {
+          const answer = await target.maybeOne(...args);
+          const hold = next;
+          if (hold && args[0].sql.includes('FROM api_keys k JOIN stores s')) {
+            next = undefined;
+            hold.reached();
+            await hold.released;
+          }
+          return answer;
+        };
+      },
+    });
+    const holdNextCheck = () => {
+      let release!: () => void;
+      let reached!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const readDone = new Promise<void>((r) => (reached = r));
+      next = { reached, released };
+      return { readDone, release };
+    };
+    return { pool: held, holdNextCheck };
+  }
+
+  it('does not remember a check that read the key before the revoke: the next request is refused', async () => {
+    const pool = await openPool(stack.config.databaseUrl!, 2);
+    const { pool: held, holdNextCheck } = holdingKeyChecks(pool);
+    const rates = new RateService({ testKesPerUsdt: stack.config.testKesPerUsdt, sources: [] });
+    const app = await buildApp({ config: stack.config, pool: held, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(), rates });
+    try {
+      const s = await stack.createStore('Revoke race');
+      const extra = await create(s.keys.test.secretKey, { name: 'raced' });
+      const call = (key: string, method: 'GET' | 'POST' = 'GET', url = '/v1/keys') => app.inject({ method, url, headers: { 'x-api-key': key } });
+      const hold = holdNextCheck();
+      const inFlight = call(extra.body.key);
+      await hold.readDone;
+      // The key read as active; now it is revoked through this instance, which forgets its keys.
+      const revoked = await call(s.keys.test.secretKey, 'POST', `/v1/keys/${extra.body.id}/revoke`);
+      expect([revoked.statusCode, revoked.json().status]).toEqual([200, 'revoked']);
+      hold.release();
+      // The request that read the key before the revoke committed may pass; its answer must not be kept.
+      expect((await inFlight).statusCode).toBe(200);
+      expect(rememberedOwnerOfKey(held, 'secret', extra.body.key)).toBeUndefined();
+      const next = await call(extra.body.key);
+      expect([next.statusCode, next.json().error.code]).toEqual([401, 'api_key_revoked']);
+    } finally {
+      await app.close();
+      await pool.end();
     }
   });
 });
