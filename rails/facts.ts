@@ -48,8 +48,8 @@ export interface RailFacts {
   pollMs?: number;
   /**
    * EVM rails: the EIP-155 chain id of the public network each environment pays on (testnet for
-   * test keys, mainnet for live), named in the checkout's wallet URIs. An overridden RPC URL changes
-   * where Malipo reads, not which network the customer's wallet must use (docs/checkout.md).
+   * test keys, mainnet for live): the default of `CHAIN_ID_<RAIL>_<ENV>`, which the checkout's
+   * wallet URIs name and the RPCs must report at start (docs/checkout.md, "Which chain id").
    */
   chainIds?: Readonly<Record<Environment, number>>;
 }
