@@ -33,8 +33,10 @@ function report(rail: UsdtRail, d: DepositRow): PaymentReport {
 /**
  * Tells every deposit's owner what the chain says, then marks it told. Links and invoices get
  * signals (they deduplicate by key, so telling twice is harmless); receive-branch deposits get a
- * `transfer.confirmed` event once, deduplicated by (rail, tx, log index). An owner whose watch
- * window has closed can no longer be signalled: the deposit stays recorded in chain_deposits.
+ * `transfer.confirmed` event once, deduplicated by (rail, tx, log index). A signal is only a
+ * wake-up: an owner whose workflow is not there (not started yet, or its watch window closed) is
+ * not told, and loses nothing by it. A workflow reads every deposit recorded for it when it starts
+ * and before it ends (`pendingEvidence`); after its window the deposit stays recorded in chain_deposits.
  */
 export async function signalDeposits(deps: SignalDeps, rail: UsdtRail, env: Environment, head: bigint): Promise<number> {
   let told = 0;
@@ -47,7 +49,7 @@ export async function signalDeposits(deps: SignalDeps, rail: UsdtRail, env: Envi
         ? { state: d.state, report: report(rail, d) }
         : { state: 'dropped' as const, rail, key: `${d.tx_hash}:${d.log_index}` };
       if (!(await tellDeposit(deps.temporal, owner, news))) {
-        deps.logger?.warn({ rail, txHash: d.tx_hash, owner: d.owner_id }, 'deposit after the watch window closed; recorded only');
+        deps.logger?.warn({ rail, txHash: d.tx_hash, owner: d.owner_id }, 'no workflow to wake for this deposit (not started yet, or its window closed); it reads the deposit when it starts');
       }
     }
     await markSignalled(deps.pool, rail, env, d.tx_hash, d.log_index, d.state);
