@@ -125,10 +125,14 @@ describe('EVM client (readErc20Balance) on anvil', () => {
 describe('rail endpoints configuration', () => {
   it('uses public testnet defaults for test keys and mainnet for live', () => {
     const config = loadConfig({});
-    expect(railEndpoint(config.rails, 'USDT_BSC', 'test')).toEqual({ rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd' });
-    expect(railEndpoint(config.rails, 'USDT_BSC', 'live')).toEqual({ rpcUrl: 'https://bsc-dataseed.bnbchain.org', usdtContract: '0x55d398326f99059fF775485246999027B3197955' });
-    expect(railEndpoint(config.rails, 'USDT_TRON', 'test')).toEqual({ rpcUrl: 'https://nile.trongrid.io', usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf' });
-    expect(railEndpoint(config.rails, 'USDT_TRON', 'live')).toEqual({ rpcUrl: 'https://api.trongrid.io', usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'test')).toEqual({
+      rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', rpcUrls: ['https://bsc-testnet-dataseed.bnbchain.org'], usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', chainId: 97,
+    });
+    expect(railEndpoint(config.rails, 'USDT_BSC', 'live')).toEqual({
+      rpcUrl: 'https://bsc-dataseed.bnbchain.org', rpcUrls: ['https://bsc-dataseed.bnbchain.org'], usdtContract: '0x55d398326f99059fF775485246999027B3197955', chainId: 56,
+    });
+    expect(railEndpoint(config.rails, 'USDT_TRON', 'test')).toEqual({ rpcUrl: 'https://nile.trongrid.io', rpcUrls: ['https://nile.trongrid.io'], usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', chainId: undefined });
+    expect(railEndpoint(config.rails, 'USDT_TRON', 'live')).toEqual({ rpcUrl: 'https://api.trongrid.io', rpcUrls: ['https://api.trongrid.io'], usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', chainId: undefined });
   });
 
   it('takes RPC_URL_<RAIL>_<ENV> and USDT_CONTRACT_<RAIL>_<ENV> overrides', () => {
@@ -138,6 +142,14 @@ describe('rail endpoints configuration', () => {
     expect(railEndpoint(config.rails, 'USDT_TRON', 'live').usdtContract).toBe('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf');
   });
 
+  it('takes a comma-separated RPC list in failover order, and CHAIN_ID_<RAIL>_<ENV>', () => {
+    const config = loadConfig({ RPC_URL_USDT_ETH_TEST: ' http://127.0.0.1:8545 , https://b.example/key ', CHAIN_ID_USDT_ETH_TEST: '31337' });
+    expect(railEndpoint(config.rails, 'USDT_ETH', 'test')).toMatchObject({
+      rpcUrl: 'http://127.0.0.1:8545', rpcUrls: ['http://127.0.0.1:8545', 'https://b.example/key'], chainId: 31337,
+    });
+    expect(railEndpoint(config.rails, 'USDT_ETH', 'live').chainId).toBe(1);
+  });
+
   it('reports misspelt names and malformed values at boot, without echoing URLs', () => {
     const problems = railEndpointProblems({
       RPC_URL_BSC_TEST: 'http://x',
@@ -145,13 +157,26 @@ describe('rail endpoints configuration', () => {
       USDT_CONTRACT_USDT_TRON_TEST: '0x55d398326f99059fF775485246999027B3197955',
       USDT_CONTRACT_USDT_BSC_LIVE: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
       CONFIRMATIONS_USDT_ETH: '3',
+      RPC_URL_USDT_BSC_TEST: 'http://a.example, http://a.example',
+      RPC_URL_USDT_POLYGON_LIVE: 'http://a.example,,ftp://b.example',
+      RPC_URL_USDT_ETH_TEST: 'http://1.example,http://2.example,http://3.example,http://4.example,http://5.example,http://6.example',
+      CHAIN_ID_USDT_TRON_TEST: '1',
+      CHAIN_ID_USDT_BSC_LIVE: '0x38',
+      CHAIN_ID_USDT_ETH_LIVE: '0',
     });
     expect(problems).toEqual([
-      'RPC_URL_BSC_TEST: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV> or USDT_CONTRACT_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST',
-      'RPC_URL_USDT_ETH_LIVE: must be an http(s) or ws(s) URL',
+      'RPC_URL_BSC_TEST: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV> or CHAIN_ID_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST',
+      'RPC_URL_USDT_ETH_LIVE: must be an http(s) or ws(s) URL, or several separated by commas',
       'USDT_CONTRACT_USDT_TRON_TEST: must be a TRON base58 address (T…)',
       'USDT_CONTRACT_USDT_BSC_LIVE: must be an EVM address (0x and 40 hex digits)',
+      'RPC_URL_USDT_BSC_TEST: lists the same URL twice',
+      'RPC_URL_USDT_POLYGON_LIVE: must be an http(s) or ws(s) URL, or several separated by commas',
+      'RPC_URL_USDT_ETH_TEST: at most 5 RPC URLs per rail',
+      'CHAIN_ID_USDT_TRON_TEST: only the EVM rails (BSC, Ethereum, Polygon) take a chain id',
+      'CHAIN_ID_USDT_BSC_LIVE: must be a positive whole number (an EIP-155 chain id)',
+      'CHAIN_ID_USDT_ETH_LIVE: must be a positive whole number (an EIP-155 chain id)',
     ]);
+    expect(problems.join('\n')).not.toContain('example');
     expect(() => loadConfig({ RPC_URL_USDT_TRON_TESTNET: 'http://x' })).toThrow(/RPC_URL_USDT_TRON_TESTNET: unknown setting/);
   });
 });
