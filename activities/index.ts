@@ -5,6 +5,7 @@ import type { ServiceSettings } from '../services/settings.js';
 import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
 import { createMobileMoneyActivities } from './mobile-money/index.js';
+import { createReconciliationActivities } from './reconciliation/index.js';
 import { createSystemActivities } from './system/index.js';
 import { createWebhookActivities } from './webhooks/index.js';
 
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createChainActivities(deps),
     ...createWebhookActivities(deps),
     ...createMobileMoneyActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

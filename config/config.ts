@@ -77,6 +77,7 @@ const envSchema = z.object({
   LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
+  RECONCILE_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(10), // pause between reconciler runs (docs/reconciliation.md); 0: no reconciler
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Proxies whose X-Forwarded-For is believed: addresses/CIDR ranges, comma-separated; unset → none (docs/operations.md).
   TRUST_PROXY: z
@@ -148,6 +149,8 @@ export interface Config {
   readonly linkHistoryEventLimit: number;
   readonly chainWatchers: boolean;
   readonly chainPollMs: number | undefined;
+  /** Minutes between reconciler runs; 0 turns the reconciler off (docs/reconciliation.md). */
+  readonly reconcileEveryMinutes: number;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
   readonly trustProxy: TrustProxy;
@@ -232,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     linkHistoryEventLimit: e.LINK_HISTORY_EVENT_LIMIT,
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,
+    reconcileEveryMinutes: e.RECONCILE_EVERY_MINUTES,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     rails: railSettingsFrom(railOverrides),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 import { newId } from '../domain/ids.js';
 
-export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'webhook_endpoint.tested';
+export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'reconciliation.mismatch' | 'webhook_endpoint.tested';
 
 export interface StoredEvent {
   id: string;

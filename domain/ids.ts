@@ -14,6 +14,7 @@ export const idPrefixes = {
   webhookDelivery: 'wd',
   request: 'req',
   dashboardUser: 'usr',
+  reconciliationFinding: 'rcf',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -112,6 +112,18 @@ export const deliveryWorkflowId = (eventId: string, endpointId: string): string 
 /** The outbox sweeper: one per deployment (task-queue prefix). */
 export const sweeperWorkflowId = (prefix: string): string => (prefix ? `webhook-outbox-sweeper/${prefix}` : 'webhook-outbox-sweeper');
 
+/** The independent reconciler: one per deployment (task-queue prefix), docs/reconciliation.md. */
+export const reconcilerWorkflowId = (prefix: string): string => (prefix ? `reconciler/${prefix}` : 'reconciler');
+
+export interface ReconcilerInput {
+  /** The pause between the end of one run and the start of the next (RECONCILE_EVERY_MINUTES). */
+  everyMs: number;
+  /** Runs before continue-as-new (default 100; tests set it low). */
+  runsPerRun?: number;
+  /** Addresses per page (default 500; tests set it low). */
+  pageSize?: number;
+}
+
 /** A webhook delivery run: one event to one endpoint (or, with `manualDeliveryId`, one manual attempt). */
 export interface WebhookDeliveryInput {
   eventId: string;
@@ -141,5 +153,6 @@ export const workflowTypes = {
   chainWatcher: 'chainWatcher',
   webhookDelivery: 'webhookDelivery',
   webhookOutboxSweeper: 'webhookOutboxSweeper',
+  reconciler: 'reconciler',
   systemCheck: 'systemCheck',
 } as const;

@@ -14,6 +14,7 @@ import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';
 import { checkChainIds } from '../rails/evm/chain-id-check.js';
 import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addresses.js';
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
+import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
@@ -114,6 +115,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       // A fresh dev server registers its namespace a moment after it answers: keep trying for a minute.
       void retryForAMinute(() => ensureWatchersForOpenWork(pool, temporal, config), logger, 'could not check the chain watchers at start');
       void retryForAMinute(() => ensureWebhookSweeper({ temporal, config }), logger, 'could not start the webhook outbox sweeper');
+      void retryForAMinute(() => ensureReconciler({ temporal, config }), logger, 'could not start the reconciler');
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
     }

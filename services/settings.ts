@@ -26,6 +26,8 @@ export interface ServiceSettings extends KeyringSettings {
   readonly chainWatchers: boolean;
   /** Caught-up watchers' poll interval; undefined: each chain's own. */
   readonly chainPollMs: number | undefined;
+  /** Minutes between reconciler runs; 0: no reconciler. */
+  readonly reconcileEveryMinutes: number;
   readonly rails: RailSettings;
   readonly mpesa: MpesaEndpoints;
 }

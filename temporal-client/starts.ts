@@ -5,11 +5,13 @@ import { searchAttributes } from '../domain/search-attributes.js';
 import {
   chainWatcherWorkflowId,
   deliveryWorkflowId,
+  reconcilerWorkflowId,
   requestWorkflowId,
   sweeperWorkflowId,
   workflowTypes,
   type ChainWatcherInput,
   type PaymentLinkInput,
+  type ReconcilerInput,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from '../domain/workflow-contract.js';
@@ -102,6 +104,16 @@ export async function ensureOutboxSweeper(target: TemporalTarget, intervalMs: nu
     workflowId: sweeperWorkflowId(target.taskQueuePrefix),
     taskQueue: queueOf(target, 'webhooks'),
     args: [{ intervalMs }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+/** Starts the reconciler unless it runs already. Safe to call from every worker process at boot. */
+export async function ensureReconcilerWorkflow(target: TemporalTarget, everyMs: number): Promise<void> {
+  await target.client.workflow.start(workflowTypes.reconciler, {
+    workflowId: reconcilerWorkflowId(target.taskQueuePrefix),
+    taskQueue: queueOf(target, 'chains'),
+    args: [{ everyMs }] satisfies [ReconcilerInput],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }

@@ -4,4 +4,5 @@ export { paymentLink } from './payment-link.js';
 export { webhookDelivery } from './webhook-delivery.js';
 export { webhookOutboxSweeper } from './webhook-outbox-sweeper.js';
 export { chainWatcher } from './chain-watcher.js';
+export { reconciler } from './reconciler.js';
 export { paymentLink as invoice } from './payment-link.js';
