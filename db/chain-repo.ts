@@ -6,15 +6,17 @@ import type { Environment } from '../domain/environment.js';
 export type { Cursor };
 
 export async function loadCursor(db: CommonQueryMethods, rail: string, env: Environment): Promise<Cursor | null> {
-  const row = await db.maybeOne(sql.type(z.object({ block_number: z.string(), block_hash: z.string().nullable() }))`
-    SELECT block_number::text, block_hash FROM chain_cursors WHERE rail = ${rail} AND environment = ${env}`);
-  return row ? { number: row.block_number, hash: row.block_hash } : null;
+  const row = await db.maybeOne(sql.type(z.object({ block_number: z.string(), block_hash: z.string().nullable(), scanned_to: z.string().nullable() }))`
+    SELECT block_number::text, block_hash, scanned_to::text FROM chain_cursors WHERE rail = ${rail} AND environment = ${env}`);
+  return row ? { number: row.block_number, hash: row.block_hash, scannedTo: row.scanned_to } : null;
 }
 
 export async function saveCursor(db: CommonQueryMethods, rail: string, env: Environment, c: Cursor): Promise<void> {
+  const scannedTo = c.scannedTo ?? null;
   await db.query(sql.unsafe`
-    INSERT INTO chain_cursors (rail, environment, block_number, block_hash) VALUES (${rail}, ${env}, ${c.number}, ${c.hash})
-    ON CONFLICT (rail, environment) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = now()`);
+    INSERT INTO chain_cursors (rail, environment, block_number, block_hash, scanned_to) VALUES (${rail}, ${env}, ${c.number}, ${c.hash}, ${scannedTo})
+    ON CONFLICT (rail, environment) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
+      scanned_to = EXCLUDED.scanned_to, updated_at = now()`);
 }
 
 export interface DepositOwner {
@@ -38,17 +40,20 @@ export interface NewDeposit {
 
 /**
  * Records a deposit as seen. A deposit dropped by a reorg and found again (re-included) goes
- * back to seen with its new block; one already seen or confirmed is left alone.
+ * back to seen with its new block; one already seen or confirmed is left alone. True when the
+ * deposit was not recorded before (a first sighting, not a re-inclusion or a repeat).
  */
-export async function upsertSeenDeposit(db: CommonQueryMethods, rail: string, env: Environment, d: NewDeposit): Promise<void> {
-  await db.query(sql.unsafe`
+export async function upsertSeenDeposit(db: CommonQueryMethods, rail: string, env: Environment, d: NewDeposit): Promise<boolean> {
+  const rows = await db.any(sql.type(z.object({ inserted: z.boolean() }))`
     INSERT INTO chain_deposits (rail, environment, tx_hash, log_index, to_address, from_address, amount_minor, decimals,
       block_number, block_hash, owner_kind, owner_id, store_id, derived_index, state)
     VALUES (${rail}, ${env}, ${d.txHash}, ${d.logIndex}, ${d.to}, ${d.from}, ${String(d.amountMinor)}, ${d.decimals},
       ${String(d.blockNumber)}, ${d.blockHash}, ${d.owner.kind}, ${d.owner.id}, ${d.owner.storeId}, ${d.owner.derivedIndex ?? null}, 'seen')
     ON CONFLICT (rail, environment, tx_hash, log_index) DO UPDATE SET
       state = 'seen', block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = now()
-    WHERE chain_deposits.state = 'dropped'`);
+    WHERE chain_deposits.state = 'dropped'
+    RETURNING (xmax = 0) AS inserted`);
+  return rows[0]?.inserted === true;
 }
 
 export const depositRow = z.object({

@@ -33,7 +33,7 @@ export async function findInvoiceView(db: CommonQueryMethods, id: string): Promi
           AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
         ORDER BY replaced_by IS NULL DESC, created_at DESC LIMIT 1) AS publishable_key,
       (SELECT ARRAY[d.tx_hash, GREATEST(0, COALESCE(
-          (SELECT c.block_number FROM chain_cursors c WHERE c.rail = d.rail AND c.environment = l.environment), 0) - d.block_number + 1)::int::text]
+          (SELECT GREATEST(c.scanned_to, c.block_number) FROM chain_cursors c WHERE c.rail = d.rail AND c.environment = l.environment), 0) - d.block_number + 1)::int::text]
         FROM chain_deposits d
         WHERE d.owner_kind = 'invoice' AND d.owner_id = l.id AND d.state <> 'dropped'
         ORDER BY d.block_number DESC, d.log_index DESC LIMIT 1) AS deposit

@@ -6,6 +6,9 @@ import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/addre
 import type { UsdtRail } from '../../domain/rails.js';
 import { railFacts } from '../../rails/registry.js';
 import { railEndpoint } from '../../rails/settings.js';
+import { usableRailRpcUrls } from '../../rails/evm/chain-ids.js';
+import { providerBook } from '../../rails/chain/providers.js';
+import { readSolidifiedBlock } from '../../rails/tron/client.js';
 import type { ActivityDeps } from '../index.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
 import { evmClient } from '../../rails/evm/client.js';
@@ -49,16 +52,26 @@ export function createChainActivities(deps: ActivityDeps) {
   const { dispatchEventToWorkflows: dispatchEvent } = createDispatchActivities(deps);
   const outages = new OutageLog(deps.logger);
 
+  /**
+   * The rail's RPCs in failover order (those known to answer another chain id left out), each
+   * with its health in the process-wide provider book (rails/chain/providers.ts).
+   */
   function view(rail: EvmStyleRail, environment: Environment): EvmChainView {
     const ep = railEndpoint(deps.config.rails, rail, environment);
     if (!ep.usdtContract) {
       throw notConfigured(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
     }
+    const urls = usableRailRpcUrls(deps.config.rails, rail, environment);
+    if (urls.length === 0) throw notConfigured(`Every RPC of ${rail} in ${environment} answers another chain id (see the start-up log); set RPC_URL_${rail}_${environment.toUpperCase()}.`);
     const tron = railFacts[rail].family === 'tron';
     return {
       rail,
       environment,
-      client: evmClient(tron ? `${ep.rpcUrl.replace(/\/$/, '')}/jsonrpc` : ep.rpcUrl, { timeoutMs: 20_000, retryCount: 0 }),
+      rpcs: urls.map((url) => ({
+        client: evmClient(tron ? `${url.replace(/\/$/, '')}/jsonrpc` : url, { timeoutMs: 20_000, retryCount: 0 }),
+        solidifiedHead: tron ? async () => (await readSolidifiedBlock(url, { timeoutMs: 20_000 })).number : undefined,
+      })),
+      book: providerBook(rail, environment, urls, deps.logger),
       token: tron ? tronAddressToEvmHex(ep.usdtContract) : (ep.usdtContract as `0x${string}`),
       toWatchAddress: tron ? (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')) : (hex) => getAddress(hex),
       confirmations: deps.config.rails[rail].confirmations,
@@ -94,6 +107,9 @@ export function createChainActivities(deps: ActivityDeps) {
       return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
     }
     outages.succeeded(key, Date.now());
+    for (const r of result.recovered ?? []) {
+      deps.logger?.info({ watcher: key, ...r }, r.by === 'rescan' ? 'deposit found by the rescan of unfinalized blocks' : 'deposit found by a second provider');
+    }
     const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
     return { ...result, told };
   }

@@ -5,9 +5,12 @@ import { tronAddressToEvmHex } from '../../domain/hd/address.js';
  * TronGrid's Ethereum-compatible JSON-RPC (`POST /jsonrpc`, java-tron's `/jsonrpc` service) over
  * an in-memory chain of TRC-20 transfers. What it mirrors from TRON's documentation
  * (tronprotocol/documentation-en, api/json-rpc): addresses are 20-byte hex without the `41`
- * prefix; `finalized` is the latest solidified block (about 19 blocks behind the head);
+ * prefix; `finalized` is the latest solidified block (about 19 blocks behind the head) in the
+ * releases that know the tag, an invalid block number in those that do not (`finalizedTag`);
  * `pending` and `safe` are refused with -32602; eth_getLogs refuses ranges over 5,000 blocks
- * (-32602 "exceed max block range"); logs carry `blockTimestamp` and `removed`.
+ * (-32602 "exceed max block range"); logs carry `blockTimestamp` and `removed`;
+ * eth_getTransactionReceipt answers the transfer's receipt with its logs, or null. The same
+ * solidified block is served by the HTTP solidity API (`/walletsolidity/getnowblock`).
  */
 const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 export const tronBlockMs = 3_000;
@@ -44,6 +47,8 @@ export class RpcFault extends Error {
 export class TronChain {
   private blocks: Block[] = [];
   private fork = 0;
+  /** Whether `finalized` is a known tag (java-tron 4.7.x docs); false answers as releases without it do. */
+  finalizedTag = true;
 
   constructor(startNumber = 70_000_000) {
     this.blocks.push(this.makeBlock(startNumber, '0x' + '0'.repeat(64), []));
@@ -95,7 +100,7 @@ export class TronChain {
 
   private byTag(tag: unknown): Block | null {
     if (tag === 'latest') return this.head;
-    if (tag === 'finalized') return this.solidified;
+    if (tag === 'finalized' && this.finalizedTag) return this.solidified;
     if (tag === 'earliest') return this.blocks[0]!;
     if (tag === 'pending' || tag === 'safe') throw new RpcFault(-32602, `TAG ${tag} not supported`);
     if (typeof tag !== 'string' || !/^0x[0-9a-f]+$/i.test(tag)) throw new RpcFault(-32602, 'invalid block number');
@@ -135,6 +140,43 @@ export class TronChain {
     return out;
   }
 
+  /** eth_getTransactionReceipt: the transfer's block and its logs (TRON JSON-RPC's TransactionReceipt), or null. */
+  private receipt(txHash: unknown) {
+    if (typeof txHash !== 'string' || !/^0x[0-9a-f]{64}$/i.test(txHash)) throw new RpcFault(-32602, 'invalid hash value');
+    const id = txHash.toLowerCase();
+    const block = this.blocks.find((b) => b.logs.some((l) => l.transactionHash === id));
+    if (!block) return null;
+    const logs = block.logs.filter((l) => l.transactionHash === id);
+    const first = logs[0]!;
+    return {
+      blockHash: block.hash, blockNumber: hex(block.number), contractAddress: null, cumulativeGasUsed: '0x3a5b', effectiveGasPrice: '0xd2',
+      from: `0x${first.topics[1]!.slice(26)}`, gasUsed: '0x3a5b', logsBloom: `0x${'0'.repeat(512)}`, root: null, status: '0x1', to: first.address,
+      transactionHash: id, transactionIndex: hex(first.transactionIndex), type: '0x0',
+      logs: logs.map((l) => ({
+        ...l, blockHash: block.hash, blockNumber: hex(block.number), logIndex: hex(l.logIndex), transactionIndex: hex(l.transactionIndex), removed: false,
+      })),
+    };
+  }
+
+  /**
+   * The latest solidified block as `/walletsolidity/getnowblock` answers it (protocol.Block over
+   * HTTP: `blockID` without 0x, the header's raw_data with a decimal number and a millisecond
+   * timestamp). Its transactions are left out: nothing here reads them.
+   */
+  solidifiedBlockJson() {
+    const b = this.solidified;
+    return {
+      blockID: b.hash.slice(2),
+      block_header: {
+        raw_data: {
+          number: b.number, txTrieRoot: sha(`txs:${b.hash}`), witness_address: `41${sha(`w${b.number}`).slice(0, 40)}`,
+          parentHash: b.parentHash.slice(2), version: 32, timestamp: b.timestampMs,
+        },
+        witness_signature: `${sha(`sig:${b.hash}`)}${sha(`sig2:${b.hash}`)}00`,
+      },
+    };
+  }
+
   call(method: string, params: unknown[]): unknown {
     switch (method) {
       case 'eth_blockNumber':
@@ -151,6 +193,8 @@ export class TronChain {
       }
       case 'eth_getLogs':
         return this.getLogs((params[0] ?? {}) as never);
+      case 'eth_getTransactionReceipt':
+        return this.receipt(params[0]);
       default:
         throw new RpcFault(-32601, `the method ${method} does not exist/is not available`);
     }

@@ -20,7 +20,7 @@ export interface TronGridEmulator {
   setBalance(contract: string, holder: string, amount: bigint): void;
   /** Constant calls answered so far. */
   readonly calls: number;
-  /** The chain behind `/jsonrpc` (TRC-20 transfers, solidified blocks, reorgs). */
+  /** The chain behind `/jsonrpc` and `/walletsolidity/getnowblock` (TRC-20 transfers, solidified blocks, reorgs). */
   readonly chain: TronChain;
   close(): Promise<void>;
 }
@@ -121,6 +121,11 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answerJsonRpc(chain, body)));
+      return;
+    }
+    if (url.pathname === '/walletsolidity/getnowblock' && (req.method === 'POST' || req.method === 'GET')) {
+      for await (const _ of req); // the body (none, or `{}`) asks nothing
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(chain.solidifiedBlockJson()));
       return;
     }
     if (req.method !== 'POST' || !/^\/wallet(solidity)?\/triggerconstantcontract$/.test(url.pathname)) {

@@ -1,4 +1,3 @@
-import type { PublicClient } from 'viem';
 import type { DatabasePool } from 'slonik';
 import {
   loadCursor,
@@ -11,9 +10,11 @@ import {
 import type { Environment } from '../../domain/environment.js';
 import { type UsdtRail } from '../../domain/rails.js';
 import { railDecimals } from '../registry.js';
-import { inParallel, retryRead } from '../chain/reads.js';
-import { transferLogs } from './transfer-logs.js';
+import { inParallel } from '../chain/reads.js';
 import type { WatchSet } from '../chain/watch-set.js';
+import { RpcQuorum, type QuorumSource, type WindowRead } from './rpc-quorum.js';
+
+export type { EvmRpc } from './rpc-quorum.js';
 
 /** The most blocks one tick scans; a watcher far behind catches up over several ticks. */
 export const maxBlocksPerTick = 2_000n;
@@ -24,23 +25,32 @@ export const maxBlocksPerTick = 2_000n;
 export const initialLookbackBlocks = 500n;
 /** How far the cursor steps back when the block it stands on was reorganised away. */
 const reorgRewindBlocks = 64n;
+/** Seen deposits' block heights read at once. */
+const hashConcurrency = 4;
+
 
 /** How one EVM-style chain is read: EVM rails directly; TRON through TronGrid's `/jsonrpc`. */
-export interface EvmChainView {
+export interface EvmChainView extends QuorumSource {
   rail: UsdtRail;
   environment: Environment;
-  client: PublicClient;
-  token: `0x${string}`;
   /** Turns a 20-byte hex address from a log into the form the watch set holds. */
   toWatchAddress(hex: string): string;
-  /** Explicit depth (CONFIRMATIONS_<RAIL>); otherwise the chain's `finalized` block decides. */
-  confirmations: number | undefined;
+}
+
+/** A deposit recorded by this tick that an earlier read had missed, and which line of defence found it. */
+export interface RecoveredDeposit {
+  txHash: string;
+  logIndex: number;
+  blockNumber: string;
+  /** `rescan`: its block had been read before without it; `other-provider`: the first provider left it out. */
+  by: 'rescan' | 'other-provider';
 }
 
 export interface TickResult {
   cursor: Cursor;
   head: string;
   finalized: string;
+  /** The tick read up to the head, so the watcher waits a poll interval before the next one. */
   caughtUp: boolean;
   matched: number;
   /**
@@ -48,109 +58,80 @@ export interface TickResult {
    * What they would have settled waits for a later tick; nothing is dropped for it.
    */
   readFailures: number;
+  /** EVM-style rails: deposits found only by the rescan or by a second provider (usually none). */
+  recovered?: RecoveredDeposit[];
 }
 
-async function finalizedBlock(view: EvmChainView, head: bigint): Promise<bigint> {
-  if (view.confirmations !== undefined) return head - BigInt(view.confirmations) + 1n;
-  return (await view.client.getBlock({ blockTag: 'finalized' })).number;
+interface Window {
+  to: bigint;
+  /** Undefined when there was nothing to read (the cursor at the head). */
+  read: WindowRead | undefined;
+  matched: number;
+  recovered: RecoveredDeposit[];
 }
 
-/** Block-hash reads: tries per height within one tick, the first backoff, and heights read at once. */
-const hashRetry = { attempts: 3, backoffMs: 250 };
-const hashConcurrency = 4;
-/** Hash reads stop starting this long into a tick, well inside the activity's 2-minute timeout. */
-const hashReadBudgetMs = 60_000;
-
-/**
- * The hashes of the blocks one tick looks at, as the node tells them now. Undefined means the
- * node would not tell (a read error, a timeout, a malformed body, a block of another height, or
- * no such block yet on a lagging node): that is never evidence of a reorganisation. Only a hash
- * read back that differs from the recorded one is. Heights that could not be read are counted.
- */
-class BlockHashes {
-  readonly unread = new Set<bigint>();
-  private readonly deadlineMs = Date.now() + hashReadBudgetMs;
-  /** One read per height per tick, whether it answered or not. */
-  private readonly reads = new Map<bigint, Promise<string | undefined>>();
-
-  constructor(private readonly client: PublicClient) {}
-
-  at(n: bigint): Promise<string | undefined> {
-    let read = this.reads.get(n);
-    if (!read) this.reads.set(n, (read = this.read(n)));
-    return read;
-  }
-
-  private async read(n: bigint): Promise<string | undefined> {
-    const hash = await retryRead(async () => {
-      const block = await this.client.getBlock({ blockNumber: n });
-      return block.number === n && block.hash ? block.hash : undefined;
-    }, { ...hashRetry, deadlineMs: this.deadlineMs });
-    if (hash === undefined) this.unread.add(n);
-    return hash;
-  }
-}
+const min = (...xs: bigint[]) => xs.reduce((a, b) => (b < a ? b : a));
+/** A cursor moved back: no earlier read counts for the blocks above it any more. */
+const rewound = (n: bigint): Cursor => ({ number: String(n > 0n ? n : 0n), hash: null, scannedTo: null });
 
 /**
  * One pass of a watcher over an EVM-style chain:
  *  1. if the cursor's block was reorganised away, step back and scan again;
- *  2. scan the next range for token transfers to watched addresses and record them as seen;
- *  3. re-check every seen deposit: a block whose hash changed drops it (and rewinds the cursor so a
+ *  2. read every block from the cursor to the head (at most maxBlocksPerTick) for token transfers
+ *     to watched addresses and record them as seen (recording one twice changes nothing);
+ *  3. move the cursor, which only ever stands on a final block, over the blocks that are final
+ *     and were read completely by this tick and an earlier one (see advance);
+ *  4. re-check every seen deposit: a block whose hash changed drops it (and rewinds the cursor so a
  *     re-included transfer is found again); a block at or below the finalized/depth mark confirms it.
- * A block that cannot be read changes nothing: the cursor does not move past it and its deposits
- * stay seen until a later tick reads it (see BlockHashes).
+ * Every fact comes from the rail's providers through RpcQuorum: two must agree when two or more
+ * are configured. A block that cannot be read or agreed on changes nothing: the cursor does not
+ * move past it and its deposits stay seen until a later tick reads it.
  * The database holds the cursor and the deposits; telling their owners happens afterwards
  * (see signal-deposits.ts), so a crash between the two loses nothing.
  */
 export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch: WatchSet, cursorIn: Cursor | null, nowMs: number): Promise<TickResult> {
-  const { rail, environment, client } = view;
-  const hashes = new BlockHashes(client);
-  const head = await client.getBlockNumber();
-  const finalized = await finalizedBlock(view, head);
-  const start = head > initialLookbackBlocks ? head - initialLookbackBlocks : 0n;
+  const { rail, environment } = view;
+  const q = await RpcQuorum.open(view, nowMs);
+  const start = q.head > initialLookbackBlocks ? q.head - initialLookbackBlocks : 0n;
   let cursor = cursorIn ?? (await loadCursor(pool, rail, environment)) ?? { number: String(start), hash: null };
-  let canScan = true;
-  if (cursor.hash) {
-    const now = await hashes.at(BigInt(cursor.number));
-    // Unknown whether the cursor's block still stands: scanning past it could skip a reorganised range.
-    if (now === undefined) canScan = false;
-    else if (now !== cursor.hash) {
-      const back = BigInt(cursor.number) - reorgRewindBlocks;
-      cursor = { number: String(back > 0n ? back : 0n), hash: null };
-    }
-  }
-  let matched = 0;
-  if (canScan) ({ cursor, matched } = await scanRange(pool, view, watch, hashes, cursor, head, nowMs));
-  cursor = await settleSeenDeposits(pool, view, hashes, head, finalized, cursor);
+  const standing = cursor.hash ? await q.hashAt(BigInt(cursor.number)) : undefined;
+  const stands = !cursor.hash ? true : standing === undefined ? undefined : standing === cursor.hash;
+  if (stands === false) cursor = rewound(BigInt(cursor.number) - reorgRewindBlocks);
+  // Unknown whether the cursor's block still stands: scanning past it could skip a reorganised range.
+  const window = stands === undefined ? undefined : await scanWindow(pool, view, watch, q, cursor, nowMs);
+  if (window) cursor = await advance(q, cursor, window);
+  cursor = await settleSeenDeposits(pool, view, q, cursor);
   await saveCursor(pool, rail, environment, cursor);
   return {
     cursor,
-    head: String(head),
-    finalized: String(finalized),
-    caughtUp: BigInt(cursor.number) >= head,
-    matched,
-    readFailures: hashes.unread.size,
+    head: String(q.head),
+    finalized: String(q.finalized),
+    caughtUp: window === undefined || window.to >= q.head,
+    matched: window?.matched ?? 0,
+    readFailures: q.unread.size,
+    recovered: window?.recovered ?? [],
   };
 }
 
-/** Records matching transfers after the cursor (up to maxBlocksPerTick) and moves the cursor over them. */
-async function scanRange(pool: DatabasePool, view: EvmChainView, watch: WatchSet, hashes: BlockHashes, cursor: Cursor, head: bigint, nowMs: number): Promise<{ cursor: Cursor; matched: number }> {
+/** Records the matching transfers of the blocks after the cursor, up to the head or maxBlocksPerTick. */
+async function scanWindow(pool: DatabasePool, view: EvmChainView, watch: WatchSet, q: RpcQuorum, cursor: Cursor, nowMs: number): Promise<Window> {
   const from = BigInt(cursor.number) + 1n;
-  const to = head < from + maxBlocksPerTick - 1n ? head : from + maxBlocksPerTick - 1n;
-  if (to < from) return { cursor, matched: 0 };
-  let matched = 0;
+  const to = min(q.head, from + maxBlocksPerTick - 1n);
+  if (to < from) return { to: BigInt(cursor.number), read: undefined, matched: 0, recovered: [] };
   await watch.refresh(pool, nowMs);
   // Matched on the log's hex recipient (its 40 digits); only a match is checksummed into its stored form.
-  const watched = (hex40: string) => watch.match(hex40, nowMs) !== undefined;
-  for (const log of await transferLogs(view.client, view.token, from, to, watched)) {
+  const read = await q.logs(from, to, (hex40) => watch.match(hex40, nowMs) !== undefined);
+  const readBefore = cursor.scannedTo == null ? -1n : BigInt(cursor.scannedTo);
+  let matched = 0;
+  const recovered: RecoveredDeposit[] = [];
+  for (const log of read.logs) {
     const owner = watch.match(log.to, nowMs);
     if (!owner) continue;
-    const address = view.toWatchAddress(log.to);
     matched++;
-    await upsertSeenDeposit(pool, view.rail, view.environment, {
+    const inserted = await upsertSeenDeposit(pool, view.rail, view.environment, {
       txHash: log.txHash,
       logIndex: log.logIndex,
-      to: address,
+      to: view.toWatchAddress(log.to),
       from: view.toWatchAddress(log.from),
       amountMinor: log.value,
       decimals: railDecimals[view.rail],
@@ -158,22 +139,46 @@ async function scanRange(pool: DatabasePool, view: EvmChainView, watch: WatchSet
       blockHash: log.blockHash,
       owner,
     });
+    if (inserted && (log.missedByFirst || log.blockNumber <= readBefore)) {
+      recovered.push({ txHash: log.txHash, logIndex: log.logIndex, blockNumber: String(log.blockNumber), by: log.missedByFirst ? 'other-provider' : 'rescan' });
+    }
   }
-  // Without the hash of `to` the next tick could not check it for a reorganisation: the cursor
-  // stays where it was and the range is scanned again (recording a deposit twice changes nothing).
-  const hash = await hashes.at(to);
-  return { cursor: hash === undefined ? cursor : { number: String(to), hash }, matched };
+  return { to, read, matched, recovered };
+}
+
+/**
+ * Where the cursor may stand after this tick. It passes a block only when that block is final
+ * (at or below the finalized/depth mark), was read completely by this tick (from two providers
+ * when two are configured, with no log left unconfirmed at or below it) and by an earlier one
+ * (`scannedTo`, carried from tick to tick): one answer that came back empty or short, even at a
+ * depth of 1 where the head is final at once, is corrected by the other read. After a restart
+ * with no earlier read on record, the first tick only reads.
+ */
+async function advance(q: RpcQuorum, cursor: Cursor, w: Window): Promise<Cursor> {
+  if (!w.read?.complete) return cursor; // an earlier complete read (scannedTo) still stands
+  const at = BigInt(cursor.number);
+  const held = w.read.heldBelow;
+  const scannedTo = held === undefined ? w.to : min(w.to, held - 1n);
+  let next: Cursor = cursor;
+  if (cursor.scannedTo != null) {
+    const limit = min(q.finalized, scannedTo, BigInt(cursor.scannedTo));
+    const hash = limit > at ? await q.hashAt(limit) : undefined;
+    // Without the hash of the new block the next tick could not check it for a reorganisation.
+    if (hash !== undefined) next = { number: String(limit), hash };
+  }
+  return { ...next, scannedTo: String(scannedTo > BigInt(next.number) ? scannedTo : BigInt(next.number)) };
 }
 
 /**
  * Settles seen deposits by re-reading their blocks' hashes. Only a hash read back that differs
- * from the recorded one (another block now stands at that height) drops a deposit; a block that
- * could not be read leaves its deposits seen, to be read again next tick.
+ * from the recorded one (another block now stands at that height, as two providers agree when two
+ * are configured) drops a deposit; a block that could not be read leaves its deposits seen, to be
+ * read again next tick. A deposit confirms once its block is final and its hash still agrees.
  */
-async function settleSeenDeposits(pool: DatabasePool, view: EvmChainView, hashes: BlockHashes, head: bigint, finalized: bigint, cursor: Cursor): Promise<Cursor> {
-  const seen = (await seenDeposits(pool, view.rail, view.environment)).filter((d) => BigInt(d.block_number) <= head);
+async function settleSeenDeposits(pool: DatabasePool, view: EvmChainView, q: RpcQuorum, cursor: Cursor): Promise<Cursor> {
+  const seen = (await seenDeposits(pool, view.rail, view.environment)).filter((d) => BigInt(d.block_number) <= q.head);
   const heights = [...new Set(seen.map((d) => d.block_number))];
-  const now = new Map(await inParallel(heights, hashConcurrency, async (h) => [h, await hashes.at(BigInt(h))] as const));
+  const now = new Map(await inParallel(heights, hashConcurrency, async (h) => [h, await q.hashAt(BigInt(h))] as const));
   let rewindTo: bigint | undefined;
   for (const d of seen) {
     const hash = now.get(d.block_number);
@@ -182,10 +187,12 @@ async function settleSeenDeposits(pool: DatabasePool, view: EvmChainView, hashes
     if (hash !== d.block_hash) {
       await setDepositState(pool, view.rail, view.environment, d.tx_hash, d.log_index, 'dropped');
       if (rewindTo === undefined || n - 1n < rewindTo) rewindTo = n - 1n;
-    } else if (n <= finalized) {
+    } else if (n <= q.finalized) {
       await setDepositState(pool, view.rail, view.environment, d.tx_hash, d.log_index, 'confirmed');
     }
   }
-  if (rewindTo !== undefined && rewindTo < BigInt(cursor.number)) return { number: String(rewindTo), hash: null };
+  if (rewindTo !== undefined && rewindTo < BigInt(cursor.number)) return rewound(rewindTo);
+  // A reorganisation inside the window: what an earlier tick read there may have been the old blocks.
+  if (rewindTo !== undefined && cursor.scannedTo != null && rewindTo < BigInt(cursor.scannedTo)) return { ...cursor, scannedTo: null };
   return cursor;
 }

@@ -87,3 +87,23 @@ export async function readTrc20Balance(baseUrl: string, token: string, holder: s
   if (result.length !== 64) throw new TronReadError(`balanceOf returned ${result.length / 2} bytes, not 32`);
   return BigInt(`0x${result}`);
 }
+
+// protocol.Block as /walletsolidity/getnowblock answers it (tronprotocol/documentation-en,
+// api/http/block-and-tx-query/getnowblock): `blockID` is the block hash in hex without 0x.
+const nowBlockResponse = z.object({
+  blockID: z.string().regex(/^[0-9a-fA-F]{64}$/),
+  block_header: z.object({ raw_data: z.object({ number: z.number().int().nonnegative() }) }),
+});
+
+/**
+ * The latest solidified block, from the node's solidity API (`/walletsolidity/getnowblock`): what
+ * TRON calls final (confirmed by two thirds of the super representatives, about 19 blocks behind
+ * the head). Asked here rather than as JSON-RPC's `finalized` tag, which many java-tron releases
+ * and providers refuse (they accept only `latest` and `earliest`).
+ */
+export async function readSolidifiedBlock(baseUrl: string, opts: TronReadOptions = {}): Promise<{ number: bigint; id: string }> {
+  const path = '/walletsolidity/getnowblock';
+  const parsed = nowBlockResponse.safeParse(await post(baseUrl, path, {}, opts));
+  if (!parsed.success) throw new TronReadError(`TronGrid ${path} answered an unexpected shape`);
+  return { number: BigInt(parsed.data.block_header.raw_data.number), id: `0x${parsed.data.blockID.toLowerCase()}` };
+}

@@ -1,4 +1,4 @@
-import { loadCursor } from '../../db/chain-repo.js';
+import { loadCursor, type Cursor } from '../../db/chain-repo.js';
 import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
 import { findCheckoutLink, findCheckoutLinkWithPayments, type LinkPaymentRow, type LinkRow } from '../../db/payment-link-repo.js';
 import { isId } from '../../domain/ids.js';
@@ -44,11 +44,17 @@ async function progressOf(deps: CheckoutDeps, row: LinkRow, payments: LinkPaymen
       rail: seen.rail,
       amount: seen.amount,
       txHash: seen.txHash,
-      confirmations: confirmationsAt(evidence?.block_number ?? null, cursor?.number ?? null),
+      // Counted up to the last block the watcher read (its cursor itself stays on a final block).
+      confirmations: confirmationsAt(evidence?.block_number ?? null, cursor ? readTo(cursor) : null),
       requiredConfirmations: deps.config.rails[seen.rail].confirmations ?? null,
     };
   }
   return { deposit, mobileMoney: mobileMoneyAttempt(payments) };
+}
+
+/** The last block a watcher has read: its scan's end, or its cursor when it has none (Solana, a rewind). */
+function readTo(cursor: Cursor): string {
+  return cursor.scannedTo != null && BigInt(cursor.scannedTo) > BigInt(cursor.number) ? cursor.scannedTo : cursor.number;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface FaultRule {
   fault: Fault | Fault[];
   /** Fails only every n-th matching call (2: every other one); 1 when absent. */
   every?: number;
+  /** Fails at most this many calls, then lets every call through; no limit when absent. */
+  times?: number;
 }
 
 export interface RpcCall {
@@ -48,6 +50,7 @@ export const atBlock = (n: bigint) => (params: unknown[]) => typeof params[0] ==
 
 interface ActiveRule extends FaultRule {
   matched: number;
+  failed: number;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -73,8 +76,10 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
   const pick = (method: string, params: unknown[]): Fault | undefined => {
     for (const rule of rules) {
       if (rule.method !== method || (rule.when && !rule.when(params))) continue;
+      if (rule.times !== undefined && rule.failed >= rule.times) continue;
       const n = rule.matched++;
       if (n % (rule.every ?? 1) !== 0) return undefined;
+      rule.failed++;
       const turn = Math.floor(n / (rule.every ?? 1));
       return Array.isArray(rule.fault) ? rule.fault[turn % rule.fault.length] : rule.fault;
     }
@@ -111,7 +116,7 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
   return {
     url: `http://127.0.0.1:${port}`,
     fail(rule) {
-      const active: ActiveRule = { ...rule, matched: 0 };
+      const active: ActiveRule = { ...rule, matched: 0, failed: 0 };
       rules.push(active);
       return () => {
         rules = rules.filter((r) => r !== active);

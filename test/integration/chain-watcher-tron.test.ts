@@ -10,7 +10,9 @@ import { eventually } from '../helpers/wait.js';
 
 /**
  * The TRON watcher through TronGrid's `/jsonrpc` (emulated: the public TronGrid is out of reach
- * here). Confirmation waits for the solidified block, which TRON's JSON-RPC calls `finalized`.
+ * here). Confirmation waits for the solidified block, read from the solidity API
+ * (`/walletsolidity/getnowblock`): the emulator refuses JSON-RPC's `finalized` tag here, as many
+ * java-tron releases and providers do.
  */
 const tronAddress = () => tronAddressFromBytes(randomBytes(20));
 const usdtContract = tronAddress();
@@ -21,6 +23,7 @@ let store: CreatedStore;
 
 beforeAll(async () => {
   tron = await startTronGridEmulator();
+  tron.chain.finalizedTag = false;
   stack = await startStack({ CHAIN_WATCHERS: 'on', CHAIN_POLL_MS: '100', RPC_URL_USDT_TRON_TEST: tron.url, USDT_CONTRACT_USDT_TRON_TEST: usdtContract });
   store = await stack.createStore('TRON shop');
   await connectAllRails(stack, store.clientId, 'test');
@@ -76,8 +79,16 @@ describe('TRON watcher (TronGrid JSON-RPC)', () => {
       (await fetch(`${tron.url}/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json();
     expect((await call('eth_getBlockByNumber', ['safe', false])).error).toMatchObject({ code: -32602 });
     expect((await call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x3000000' }])).error.message).toContain('exceed max block range');
-    const finalized = (await call('eth_getBlockByNumber', ['finalized', false])).result;
-    const latest = (await call('eth_getBlockByNumber', ['latest', false])).result;
-    expect(Number(latest.number) - Number(finalized.number)).toBe(solidifyLag);
+    expect((await call('eth_getBlockByNumber', ['finalized', false])).error).toMatchObject({ code: -32602, message: 'invalid block number' });
+    tron.chain.finalizedTag = true; // the releases that know the tag answer the solidified block
+    try {
+      const finalized = (await call('eth_getBlockByNumber', ['finalized', false])).result;
+      const latest = (await call('eth_getBlockByNumber', ['latest', false])).result;
+      expect(Number(latest.number) - Number(finalized.number)).toBe(solidifyLag);
+      const solid = await (await fetch(`${tron.url}/walletsolidity/getnowblock`, { method: 'POST' })).json();
+      expect(solid).toMatchObject({ blockID: finalized.hash.slice(2), block_header: { raw_data: { number: Number(finalized.number) } } });
+    } finally {
+      tron.chain.finalizedTag = false;
+    }
   });
 });
