@@ -35,6 +35,7 @@ import { createApiKeyRoute } from './keys/create.js';
 import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
+import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -75,6 +76,7 @@ export const allRoutes: RouteDef[] = [
   createApiKeyRoute,
   rollApiKeyRoute,
   revokeApiKeyRoute,
+  listReconciliationFindingsRoute,
   health,
   ready,
   openapi,

@@ -9,6 +9,9 @@ import { reconcilerWorkflowId, workflowTypes, type ReconcilerInput } from '../..
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startFlakyRpc, type FlakyRpc, type RpcAnswer } from '../helpers/flaky-rpc.js';
+import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { encryptionEnv, loopbackWebhooks } from '../helpers/webhook-harness.js';
@@ -210,4 +213,25 @@ describe('reconciler (EVM, anvil)', () => {
     ]);
     expect(await eventsOfType('reconciliation.mismatch')).toHaveLength(mismatchEvents + 1);
   }, 90_000);
+
+  it('lists the findings through the API and the dashboard, to their own store and environment only', async () => {
+    const res = await stack.request({ method: 'GET', url: '/v1/reconciliation/findings', key });
+    expect(res.status).toBe(200);
+    const kinds = res.body.data.map((f: { kind: string; status: string }) => `${f.kind}:${f.status}`);
+    expect(kinds).toEqual(['mismatch:open', 'outflow:noted', 'mismatch:resolved']); // newest first
+    expect(res.body.data[2]).toMatchObject({ id: expect.stringMatching(/^rcf_[0-9a-z]{24}$/), network: 'BSC', balance: '10', difference: '10', resolvedAt: expect.any(String) });
+    const open = await stack.request({ method: 'GET', url: '/v1/reconciliation/findings?status=open&limit=5', key });
+    expect(open.body.data.map((f: { status: string }) => f.status)).toEqual(['open']);
+    expect((await stack.request({ method: 'GET', url: '/v1/reconciliation/findings?limit=0', key })).body.error).toMatchObject({ type: 'invalid_request_error', param: 'limit' });
+    expect((await stack.request({ method: 'GET', url: '/v1/reconciliation/findings', key: store.keys.live.secretKey })).body.data).toEqual([]);
+    const other = await stack.createStore('Someone else');
+    expect((await stack.request({ method: 'GET', url: '/v1/reconciliation/findings', key: other.keys.test.secretKey })).body.data).toEqual([]);
+    await expectSecretKeyRequired(stack, { method: 'GET', url: '/v1/reconciliation/findings' });
+
+    const { cookie } = await signInHttp(stack.baseUrl, await dashboardUser(stack, store, 'viewer'));
+    const page = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/reconciliation', headers: { cookie } });
+    expect(page.status).toBe(200);
+    for (const f of res.body.data) expect(page.text).toContain(`data-finding="${f.id}"`);
+    expect(page.text).toContain('reconciliation.mismatch');
+  }, 60_000);
 });

@@ -4,13 +4,14 @@ import { html, type SafeHtml } from './html.js';
 import { roleLabels } from '../../domain/roles.js';
 import { csrfFieldName, type DashboardSession } from './session.js';
 
-export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'keys' | 'team' | 'account' | 'settings';
+export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'reconciliation' | 'keys' | 'team' | 'account' | 'settings';
 
 const sections: { id: Section; href: string; label: string }[] = [
   { id: 'links', href: '/dashboard', label: 'Payment links' },
   { id: 'mobile-money', href: '/dashboard/mobile-money', label: 'Mobile money' },
   { id: 'wallets', href: '/dashboard/wallets', label: 'Wallets' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
+  { id: 'reconciliation', href: '/dashboard/reconciliation', label: 'Reconciliation' },
   { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
   { id: 'team', href: '/dashboard/team', label: 'Team' },
   { id: 'settings', href: '/dashboard/settings', label: 'Settings' },

@@ -10,6 +10,7 @@ import { registerKeysPage } from './keys.js';
 import { registerLinksPage } from './links.js';
 import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
+import { registerReconciliationPage } from './reconciliation.js';
 import { registerCookiePlugins } from './plugins.js';
 import { registerTeamPages } from './team.js';
 import { registerSettingsPage } from './settings.js';
@@ -61,6 +62,7 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWalletsPage(scope, deps);
       registerWebhooksPage(scope, deps);
       registerWebhookDeliveriesPage(scope, deps);
+      registerReconciliationPage(scope, deps);
       registerKeysPage(scope, deps);
       registerAccountPages(scope, deps);
       registerTeamPages(scope, deps);
