@@ -94,14 +94,18 @@ async function incomingRange(client: PublicClient, token: Address, to: Address, 
   }
 }
 
-/** The first block at or after `timestampSec` (or `head` when none is older), by halving: about 25 reads on a mainnet. */
+/**
+ * The first block at or after `timestampSec` (or `head` when none is older), by halving: about 25
+ * reads on a mainnet. A height the node has no block for (below a pruned node's history, or a
+ * chain that does not start at 0) counts as older.
+ */
 export async function firstBlockAtOrAfter(client: PublicClient, timestampSec: bigint, head: bigint): Promise<bigint> {
   let lo = 0n;
   let hi = head;
   while (lo < hi) {
     const mid = lo + (hi - lo) / 2n;
-    const block = await client.getBlock({ blockNumber: mid });
-    if (block.timestamp < timestampSec) lo = mid + 1n;
+    const block = (await client.request({ method: 'eth_getBlockByNumber', params: [numberToHex(mid), false] })) as { timestamp?: string } | null;
+    if (!block?.timestamp || BigInt(block.timestamp) < timestampSec) lo = mid + 1n;
     else hi = mid;
   }
   return lo;
