@@ -72,6 +72,12 @@ if (which.includes('growth')) {
   print('growth', await benchGrowth());
 }
 
+// Opt-in only: `npm run bench reconcile` (what the reconciler costs per 10,000 watched addresses).
+if (which.includes('reconcile')) {
+  const { benchReconcile } = await import('./reconcile.js');
+  print('reconcile', await benchReconcile());
+}
+
 // Opt-in only: `npm run bench demo` (time from `npm run demo` to both demo payments confirmed).
 if (which.includes('demo')) {
   const { benchDemo } = await import('./demo.js');

@@ -10,8 +10,14 @@ import type { TransferLog } from './transfer-logs.js';
 
 /** Multicall3's address on every public EVM network (mds1/multicall), BSC, Ethereum and Polygon included. */
 export const multicall3Address: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
-/** Holders per `eth_call`: about 3 M gas of `balanceOf`, far below the 50 M call cap of common nodes. */
+/** Holders per `eth_call` to a deployed Multicall3: about 3 M gas of `balanceOf`, far below the 50 M call cap of common nodes. */
 export const holdersPerCall = 500;
+/**
+ * Holders per deployless call: there the results come back as the code a constructor returns,
+ * which nodes cap at 24,576 bytes (EIP-170), 160 bytes a `balanceOf` result in `aggregate3`'s
+ * encoding: about 153 at most.
+ */
+export const holdersPerDeploylessCall = 140;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -35,16 +41,17 @@ export function balanceClient(url: string, timeoutMs = 20_000): PublicClient {
 /**
  * `balanceOf` of every holder at one block, `holdersPerCall` per `eth_call` through Multicall3's
  * `aggregate3` (viem's multicall): the deployed contract where the chain has it, else viem's
- * deployless form (the same code sent with the call, as on a local chain). An entry is undefined
+ * deployless form (the same code sent with the call, as on a local chain; fewer holders a call). An entry is undefined
  * when its call failed; a request that failed fails its whole chunk that way. The event loop gets
  * a turn between chunks.
  */
 export async function tokenBalancesAt(url: string, token: Address, holders: readonly Address[], blockNumber: bigint, timeoutMs?: number): Promise<Array<bigint | undefined>> {
   const client = balanceClient(url, timeoutMs);
   const deployed = await hasMulticall3(url, client);
+  const perCall = deployed ? holdersPerCall : holdersPerDeploylessCall;
   const out: Array<bigint | undefined> = [];
-  for (let at = 0; at < holders.length; at += holdersPerCall) {
-    const chunk = holders.slice(at, at + holdersPerCall);
+  for (let at = 0; at < holders.length; at += perCall) {
+    const chunk = holders.slice(at, at + perCall);
     const results = await client.multicall({
       contracts: chunk.map((holder) => ({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] }) as const),
       allowFailure: true,

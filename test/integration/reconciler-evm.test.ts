@@ -11,6 +11,7 @@ import { connectAllRails } from '../helpers/fixtures.js';
 import { startFlakyRpc, type FlakyRpc, type RpcAnswer } from '../helpers/flaky-rpc.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { deployMulticall3 } from '../helpers/multicall.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -81,6 +82,8 @@ beforeAll(async () => {
   usdt = await deployTestToken(anvil, { decimals: 18 });
   payer = anvil.accounts[1]!;
   await usdt.mint(payer, 10n ** 30n);
+  // As on every public EVM network: balances are read through the deployed Multicall3.
+  await deployMulticall3(anvil);
   hider = await startFlakyRpc(anvil.url);
   stack = await startStack({
     ...loopbackWebhooks,
