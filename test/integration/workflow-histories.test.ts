@@ -5,6 +5,7 @@ import { randomToken } from '../../domain/ids.js';
 import { taskQueueName } from '../../domain/task-queues.js';
 import { replayHistories } from '../../runtime/replay.js';
 import type { chainWatcher } from '../../workflows/chain-watcher.js';
+import type { reconciler } from '../../workflows/reconciler.js';
 import type { webhookOutboxSweeper } from '../../workflows/webhook-outbox-sweeper.js';
 import { deployTestToken, startAnvil, type Anvil } from '../helpers/anvil.js';
 import { maybeRecordHistory } from '../helpers/histories.js';
@@ -65,6 +66,20 @@ describe('long-running workflows', () => {
     );
     const handle = stack.temporal.workflow.getHandle(id);
     await maybeRecordHistory(handle, 'webhook-outbox-sweeper-continued-as-new', runId);
+    await handle.terminate('test over');
+  });
+
+  it('the reconciler continues as new', async () => {
+    const id = `reconciler/hist-${randomToken(6)}`;
+    const runId = await firstRunContinued(id, () =>
+      stack.temporal.workflow.start<typeof reconciler>('reconciler', {
+        workflowId: id,
+        taskQueue: taskQueueName(stack.config.temporal.taskQueuePrefix, 'chains'),
+        args: [{ everyMs: 50, runsPerRun: 2 }],
+      }),
+    );
+    const handle = stack.temporal.workflow.getHandle(id);
+    await maybeRecordHistory(handle, 'reconciler-continued-as-new', runId);
     await handle.terminate('test over');
   });
 });
