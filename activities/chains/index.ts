@@ -99,7 +99,7 @@ export function createChainActivities(deps: ActivityDeps) {
       const family = railFacts[input.rail].family;
       result =
         family === 'solana'
-          ? await scanSolanaTick(deps.pool, solanaView(deps.config.rails, input.environment), watchSet('sol_ref', input.environment), input.cursor, Date.now())
+          ? await scanSolanaTick(deps.pool, solanaView(deps.config.rails, input.environment, deps.logger), watchSet('sol_ref', input.environment), input.cursor, Date.now())
           : await scanEvmTick(deps.pool, view(input.rail as EvmStyleRail, input.environment), watchSet(family === 'tron' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
     } catch (err) {
       // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { BaseError } from 'viem';
 
 /**
  * The health of each RPC provider a rail is read from, process-wide (like the chain-id verdicts):
@@ -43,6 +44,12 @@ export function providerLabel(url: string, position: number): string {
     host = 'invalid-url';
   }
   return `#${position + 1} ${host}`;
+}
+
+/** A failure in a few words, without the URL (viem puts it in its messages; it may carry a key). */
+export function describeFailure(err: unknown): string {
+  const text = err instanceof BaseError ? err.shortMessage : err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0]!.replace(/\b[a-z]+:\/\/\S+/gi, '<rpc>').slice(0, 200);
 }
 
 interface Entry {

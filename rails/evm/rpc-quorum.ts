@@ -1,6 +1,6 @@
-import { BaseError, type PublicClient } from 'viem';
+import type { PublicClient } from 'viem';
 import { isUnreachable } from '../chain/outage.js';
-import type { ProviderBook } from '../chain/providers.js';
+import { describeFailure, type ProviderBook } from '../chain/providers.js';
 import { retryRead } from '../chain/reads.js';
 import { decodeTransferLogs, type RawLog } from './decode-transfers.js';
 import { transferLogs, type TransferLog } from './transfer-logs.js';
@@ -43,12 +43,6 @@ export const lagBlocks = 16n;
 const hashRetry = { attempts: 3, backoffMs: 250 };
 /** Hash reads stop starting this long into a tick, well inside the activity's 2-minute timeout. */
 const hashReadBudgetMs = 60_000;
-
-/** A failure in a few words, without the URL (viem puts it in its messages; it may carry a key). */
-export function describeFailure(err: unknown): string {
-  const text = err instanceof BaseError ? err.shortMessage : err instanceof Error ? err.message : String(err);
-  return text.split('\n')[0]!.replace(/\b[a-z]+:\/\/\S+/gi, '<rpc>').slice(0, 200);
-}
 
 const logKey = (l: TransferLog) => `${l.txHash}:${l.logIndex}:${l.blockHash}:${l.blockNumber}:${l.from}:${l.to}:${l.value}`;
 
