@@ -26,8 +26,8 @@ export interface QuorumSource {
   book: ProviderBook;
 }
 
-/** A log the window counts; `missedByFirst` when the first provider that read the window did not report it. */
-export type CountedLog = TransferLog & { missedByFirst: boolean };
+/** A log the window counts; `missedByOne` when a provider that read the window left it out (it counted once verified). */
+export type CountedLog = TransferLog & { missedByOne: boolean };
 
 export interface WindowRead {
   logs: CountedLog[];
@@ -153,10 +153,21 @@ export class RpcQuorum {
     let read = this.hashReads.get(key);
     if (!read) {
       const client = this.src.rpcs[p]!.client;
+      let failure: unknown;
       read = retryRead(async () => {
-        const block = await client.getBlock({ blockNumber: n });
-        return block.number === n && block.hash ? block.hash : undefined;
-      }, { ...hashRetry, deadlineMs: this.deadlineMs });
+        try {
+          const block = await client.getBlock({ blockNumber: n });
+          failure = undefined;
+          return block.number === n && block.hash ? block.hash : undefined;
+        } catch (err) {
+          failure = err;
+          throw err;
+        }
+      }, { ...hashRetry, deadlineMs: this.deadlineMs }).then((hash) => {
+        // No block there yet (a lagging node) is no error; a read that still failed is.
+        if (hash === undefined && failure !== undefined) this.src.book.report(p, 'erroring', describeFailure(failure), this.nowMs);
+        return hash;
+      });
       this.hashReads.set(key, read);
     }
     return read;
@@ -210,10 +221,9 @@ export class RpcQuorum {
     }
     const out: CountedLog[] = [];
     let heldBelow: bigint | undefined;
-    const first = readers[0]?.p;
     for (const { log, by } of union.values()) {
       const counted = by.size >= this.needed || (await this.verify(log, by, readers.map((r) => r.p)));
-      if (counted) out.push({ ...log, missedByFirst: first !== undefined && !by.has(first) });
+      if (counted) out.push({ ...log, missedByOne: by.size < readers.length });
       else if (heldBelow === undefined || log.blockNumber < heldBelow) heldBelow = log.blockNumber;
     }
     return { logs: out, complete: readers.length >= this.needed, heldBelow };

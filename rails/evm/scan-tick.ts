@@ -42,7 +42,7 @@ export interface RecoveredDeposit {
   txHash: string;
   logIndex: number;
   blockNumber: string;
-  /** `rescan`: its block had been read before without it; `other-provider`: the first provider left it out. */
+  /** `other-provider`: a provider that read its block left it out; `rescan`: an earlier tick read its block without it. */
   by: 'rescan' | 'other-provider';
 }
 
@@ -76,7 +76,8 @@ const rewound = (n: bigint): Cursor => ({ number: String(n > 0n ? n : 0n), hash:
 
 /**
  * One pass of a watcher over an EVM-style chain:
- *  1. if the cursor's block was reorganised away, step back and scan again;
+ *  1. if the cursor's block was reorganised away, step back and scan again (while that cannot be
+ *     told, the window is still read but the cursor stays where it is);
  *  2. read every block from the cursor to the head (at most maxBlocksPerTick) for token transfers
  *     to watched addresses and record them as seen (recording one twice changes nothing);
  *  3. move the cursor, which only ever stands on a final block, over the blocks that are final
@@ -97,19 +98,20 @@ export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch:
   const standing = cursor.hash ? await q.hashAt(BigInt(cursor.number)) : undefined;
   const stands = !cursor.hash ? true : standing === undefined ? undefined : standing === cursor.hash;
   if (stands === false) cursor = rewound(BigInt(cursor.number) - reorgRewindBlocks);
-  // Unknown whether the cursor's block still stands: scanning past it could skip a reorganised range.
-  const window = stands === undefined ? undefined : await scanWindow(pool, view, watch, q, cursor, nowMs);
-  if (window) cursor = await advance(q, cursor, window);
+  const window = await scanWindow(pool, view, watch, q, cursor, nowMs);
+  // Unknown whether the cursor's block still stands: the window is read (what it records is only
+  // seen), but the cursor does not move past a block that may have been reorganised away.
+  cursor = await advance(q, cursor, window, stands === true);
   cursor = await settleSeenDeposits(pool, view, q, cursor);
   await saveCursor(pool, rail, environment, cursor);
   return {
     cursor,
     head: String(q.head),
     finalized: String(q.finalized),
-    caughtUp: window === undefined || window.to >= q.head,
-    matched: window?.matched ?? 0,
+    caughtUp: window.to >= q.head,
+    matched: window.matched,
     readFailures: q.unread.size,
-    recovered: window?.recovered ?? [],
+    recovered: window.recovered,
   };
 }
 
@@ -139,8 +141,8 @@ async function scanWindow(pool: DatabasePool, view: EvmChainView, watch: WatchSe
       blockHash: log.blockHash,
       owner,
     });
-    if (inserted && (log.missedByFirst || log.blockNumber <= readBefore)) {
-      recovered.push({ txHash: log.txHash, logIndex: log.logIndex, blockNumber: String(log.blockNumber), by: log.missedByFirst ? 'other-provider' : 'rescan' });
+    if (inserted && (log.missedByOne || log.blockNumber <= readBefore)) {
+      recovered.push({ txHash: log.txHash, logIndex: log.logIndex, blockNumber: String(log.blockNumber), by: log.missedByOne ? 'other-provider' : 'rescan' });
     }
   }
   return { to, read, matched, recovered };
@@ -152,15 +154,16 @@ async function scanWindow(pool: DatabasePool, view: EvmChainView, watch: WatchSe
  * when two are configured, with no log left unconfirmed at or below it) and by an earlier one
  * (`scannedTo`, carried from tick to tick): one answer that came back empty or short, even at a
  * depth of 1 where the head is final at once, is corrected by the other read. After a restart
- * with no earlier read on record, the first tick only reads.
+ * with no earlier read on record, the first tick only reads. `mayMove` is false while the block
+ * the cursor stands on cannot be checked: then only the record of what was read moves.
  */
-async function advance(q: RpcQuorum, cursor: Cursor, w: Window): Promise<Cursor> {
+async function advance(q: RpcQuorum, cursor: Cursor, w: Window, mayMove: boolean): Promise<Cursor> {
   if (!w.read?.complete) return cursor; // an earlier complete read (scannedTo) still stands
   const at = BigInt(cursor.number);
   const held = w.read.heldBelow;
   const scannedTo = held === undefined ? w.to : min(w.to, held - 1n);
   let next: Cursor = cursor;
-  if (cursor.scannedTo != null) {
+  if (mayMove && cursor.scannedTo != null) {
     const limit = min(q.finalized, scannedTo, BigInt(cursor.scannedTo));
     const hash = limit > at ? await q.hashAt(limit) : undefined;
     // Without the hash of the new block the next tick could not check it for a reorganisation.
