@@ -20,7 +20,7 @@ export interface ProviderHealth {
   reason: string | null;
   /** ISO time until which it is asked last; null when not sidelined. */
   sidelinedUntil: string | null;
-  /** Reports in a row (the sideline doubles with each); reset after a quiet `quietMs`. */
+  /** Reports in a row (the sideline doubles with each); reset after ten quiet minutes. */
   strikes: number;
 }
 
@@ -113,7 +113,8 @@ export class ProviderBook {
    */
   report(position: number, state: Exclude<ProviderState, 'ok'>, reason: string, nowMs: number, sidelineIt = true): void {
     const e = this.entries[position]!;
-    if (nowMs - e.lastReportMs > quietMs) e.health.strikes = 0;
+    // Quiet since its last report or the end of its sideline, whichever came later: it starts again from the first sideline.
+    if (nowMs - Math.max(e.lastReportMs, e.sidelinedUntilMs) > quietMs) e.health.strikes = 0;
     e.lastReportMs = nowMs;
     e.health.state = state;
     e.health.reason = reason;
