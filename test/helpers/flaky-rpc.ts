@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
  * chooses, the ways providers do fail: an HTTP 500, no answer at all (the client times out), a
  * body that is not JSON, a `null` result (a lagging node that has not got the block yet), or
  * an answer rewritten by the test (e.g. a result array shorter than asked). Everything else is
- * forwarded untouched, so the chain behind it stays the real one.
+ * forwarded untouched, to the same path, so the chain behind it stays the real one.
  */
 export type Fault = 'http500' | 'timeout' | 'malformed' | 'null' | { rewrite(answer: RpcAnswer): unknown };
 
@@ -67,8 +67,9 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
   let rules: ActiveRule[] = [];
   const calls: RpcCall[] = [];
 
-  const forward = async (text: string) => {
-    const res = await fetch(upstreamUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  // The request's path goes along: TronGrid serves `/jsonrpc` and its HTTP API (`/walletsolidity/…`) side by side.
+  const forward = async (text: string, path: string) => {
+    const res = await fetch(`${upstreamUrl.replace(/\/$/, '')}${path === '/' ? '' : path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
     return { status: res.status, text: await res.text() };
   };
 
@@ -103,7 +104,7 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
     if (fault === 'http500') return json(500, JSON.stringify({ jsonrpc: '2.0', id: single?.id ?? null, error: { code: -32603, message: 'internal error' } }));
     if (fault === 'malformed') return json(200, `{"jsonrpc":"2.0","id":${JSON.stringify(single?.id ?? null)},"result":{"number":`);
     if (fault === 'null') return json(200, JSON.stringify({ jsonrpc: '2.0', id: single?.id ?? null, result: null }));
-    const upstream = await forward(text);
+    const upstream = await forward(text, req.url ?? '/');
     if (fault && typeof fault === 'object') return json(200, JSON.stringify(fault.rewrite(JSON.parse(upstream.text) as RpcAnswer)));
     return json(upstream.status, upstream.text);
   };

@@ -20,6 +20,11 @@ import { Keypair } from '@solana/web3.js';
 import { loadConfig } from '../../config/config.js';
 import { solanaView } from '../../rails/solana/view.js';
 import { startSolanaEmulator } from '../../emulators/solana/server.js';
+import { startTronGridEmulator } from '../../emulators/trongrid/server.js';
+import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { evmClient } from '../../rails/evm/client.js';
+import { readSolidifiedBlock } from '../../rails/tron/client.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -269,6 +274,49 @@ describe('Solana with a list of RPCs', () => {
     } finally {
       await front.close();
       await emu.close();
+    }
+  }, 30_000);
+});
+
+describe('TRON with two providers', () => {
+  it('finds a TRC-20 transfer the first provider hides, through the second and the first one\'s own receipt, and confirms it once solidified', async () => {
+    const tron = await startTronGridEmulator();
+    tron.chain.finalizedTag = false; // the solidified head comes from /walletsolidity/getnowblock
+    const fronts = [await startFlakyRpc(tron.url), await startFlakyRpc(tron.url)];
+    try {
+      const base58 = () => tronAddressFromBytes(randomBytes(20));
+      const [contract, payerT, to] = [base58(), base58(), base58()];
+      await pool.query(sql.unsafe`INSERT INTO watched_addresses (family, environment, address, owner_kind, owner_id, store_id, watch_until)
+        VALUES ('tron', 'test', ${to}, 'payment_link', 'pl_tron_two', 'st_providers', now() + interval '1 hour')`);
+      const urls = fronts.map((f) => f.url);
+      const book = new ProviderBook('USDT_TRON', 'test', urls);
+      const view: EvmChainView = {
+        rail: 'USDT_TRON', environment: 'test', book, token: tronAddressToEvmHex(contract), confirmations: undefined,
+        toWatchAddress: (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')),
+        rpcs: urls.map((url) => ({
+          client: evmClient(`${url}/jsonrpc`, { timeoutMs: 2_000, retryCount: 0 }),
+          solidifiedHead: async () => (await readSolidifiedBlock(url)).number,
+        })),
+      };
+      const watch = new WatchSet('tron', 'test');
+      let cursor: Cursor | null = null;
+      const tick = async () => (cursor = (await scanEvmTick(pool, view, watch, cursor, Date.now())).cursor);
+      await tick();
+      fronts[0]!.fail({ method: 'eth_getLogs', fault: hiding(tronAddressToEvmHex(to) as Address) });
+      const [txid] = tron.chain.mine(1, [{ contract, from: payerT, to, amount: 9_000_000n }]);
+      await tick();
+      expect(await depositOf(`0x${txid}`)).toMatchObject({ state: 'seen' });
+      expect(book.health()[0]).toMatchObject({ state: 'disagreeing', reason: expect.stringContaining('its receipt shows') });
+      tron.chain.mine(solidifyLag - 1);
+      await tick();
+      expect(await depositOf(`0x${txid}`)).toMatchObject({ state: 'seen' });
+      tron.chain.mine(1);
+      await tick();
+      expect(await depositOf(`0x${txid}`)).toMatchObject({ state: 'confirmed' });
+      expect(fronts.every((f) => f.calls.length > 0)).toBe(true);
+    } finally {
+      for (const f of fronts) await f.close();
+      await tron.close();
     }
   }, 30_000);
 });
