@@ -101,16 +101,24 @@ export interface AddressCheck {
   blockNumber: bigint;
 }
 
-/** Records what one page read, in one statement; an adjustment only moves through `adjustForOutflow`. */
-export async function saveAddressChecks(db: CommonQueryMethods, rail: string, env: Environment, checks: readonly AddressCheck[]): Promise<void> {
-  if (checks.length === 0) return;
-  await db.query(sql.unsafe`
+/**
+ * Records what one page read, in one statement; an adjustment only moves through
+ * `adjustForOutflow`. A known address is rewritten only when its balance changed or once a day
+ * (which keeps it from being forgotten), so a steady run writes almost nothing. Returns the
+ * addresses written.
+ */
+export async function saveAddressChecks(db: CommonQueryMethods, rail: string, env: Environment, checks: readonly AddressCheck[]): Promise<Set<string>> {
+  if (checks.length === 0) return new Set();
+  const written = await db.anyFirst(sql.type(z.object({ address: z.string() }))`
     INSERT INTO reconciliation_addresses (rail, environment, address, adjustment_minor, balance_minor, block_number)
     SELECT ${rail}, ${env}, a, j::numeric, b::numeric, n::bigint
     FROM unnest(${sql.array(checks.map((c) => c.address), 'text')}::text[], ${sql.array(checks.map((c) => String(c.adjustment)), 'text')}::text[],
       ${sql.array(checks.map((c) => String(c.balance)), 'text')}::text[], ${sql.array(checks.map((c) => String(c.blockNumber)), 'text')}::text[]) AS t(a, j, b, n)
     ON CONFLICT (rail, environment, address) DO UPDATE SET
-      balance_minor = EXCLUDED.balance_minor, block_number = EXCLUDED.block_number, checked_at = now()`);
+      balance_minor = EXCLUDED.balance_minor, block_number = EXCLUDED.block_number, checked_at = now()
+    WHERE reconciliation_addresses.balance_minor <> EXCLUDED.balance_minor OR reconciliation_addresses.checked_at < now() - interval '1 day'
+    RETURNING address`);
+  return new Set(written);
 }
 
 /**
@@ -125,7 +133,10 @@ export async function adjustForOutflow(db: CommonQueryMethods, rail: string, env
   return moved !== null;
 }
 
-/** Records that the addresses' balances were explained at `block`. */
+/**
+ * Records that the addresses' balances were explained at `block`. A later start for a targeted
+ * rescan; an older one is still correct (the rescan only reads more blocks).
+ */
 export async function markMatched(db: CommonQueryMethods, rail: string, env: Environment, addresses: readonly string[], block: bigint): Promise<void> {
   if (addresses.length === 0) return;
   await db.query(sql.unsafe`UPDATE reconciliation_addresses SET matched_block = ${String(block)}

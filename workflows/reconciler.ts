@@ -36,7 +36,16 @@ export async function reconciler(input: ReconcilerInput): Promise<void> {
 }
 
 async function reconcileOnce(pageSize: number | undefined): Promise<void> {
-  for (const target of await reconcileTargets()) {
+  let targets: Awaited<ReturnType<typeof reconcileTargets>>;
+  try {
+    targets = await reconcileTargets();
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    // The database is away: this run is skipped, the reconciler lives on.
+    log.warn('reconciliation targets could not be read; the run is skipped');
+    return;
+  }
+  for (const target of targets) {
     let after: string | null = null;
     do {
       try {

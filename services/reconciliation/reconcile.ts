@@ -77,22 +77,23 @@ export async function reconcilePage(deps: ReconcileDeps, chain: ReconcileChain, 
   const cursor = await loadCursor(pool, rail, env);
   const snap = await chain.snapshot(targets.map((t) => t.address), family === 'evm' && cursor ? BigInt(cursor.number) : null);
   if (!snap) return { ...result, skipped: targets.length };
-  const judged = await judgeAll(pool, chain, targets, snap);
+  const { judged, written } = await judgeAll(pool, chain, targets, snap);
   result.checked = judged.length;
   result.skipped = targets.length - judged.length;
   const open = await openMismatches(pool, rail, env, judged.map((j) => j.target.address));
   const matched: string[] = [];
   for (const j of judged) {
     const outcome = await settleAddress(deps, chain, snap, j, open.get(j.target.address) ?? null, result);
-    // After an outflow the adjustment explains the balance again.
-    if (outcome === 'match' || outcome === 'outflow') matched.push(j.target.address);
+    // After an outflow the adjustment explains the balance again. Only rows this run wrote (new,
+    // changed, or a day old) move their mark: a steady run rewrites nothing.
+    if ((outcome === 'match' || outcome === 'outflow') && written.has(j.target.address)) matched.push(j.target.address);
   }
   await markMatched(pool, rail, env, matched, snap.countUpTo);
   return result;
 }
 
 /** Balances against the ledger; each address read for the first time is remembered with its opening adjustment. */
-async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: readonly TargetRow[], snap: BalanceSnapshot): Promise<Judged[]> {
+async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: readonly TargetRow[], snap: BalanceSnapshot): Promise<{ judged: Judged[]; written: Set<string> }> {
   const { rail, environment: env, family } = chain;
   const addresses = targets.map((t) => t.address);
   const recorded = await recordedDeposits(pool, { rail, env, family, addresses, upTo: snap.countUpTo });
@@ -105,8 +106,8 @@ async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: read
     const state = states.get(target.address) ?? { adjustment: openingAdjustment(target.owner_kind, balance, rec.counted), matchedBlock: null };
     judged.push({ target, balance, recorded: rec.counted, state });
   });
-  await saveAddressChecks(pool, rail, env, judged.map((j) => ({ address: j.target.address, adjustment: j.state.adjustment, balance: j.balance, blockNumber: snap.countUpTo })));
-  return judged;
+  const written = await saveAddressChecks(pool, rail, env, judged.map((j) => ({ address: j.target.address, adjustment: j.state.adjustment, balance: j.balance, blockNumber: snap.countUpTo })));
+  return { judged, written };
 }
 
 type Outcome = 'match' | 'mismatch' | 'outflow' | 'undecided';

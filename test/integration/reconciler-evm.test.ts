@@ -180,6 +180,12 @@ describe('reconciler (EVM, anvil)', () => {
     expect(page.rescanned).toBe(0);
     expect(await findingsOf(link.bscAddress)).toEqual([]);
     expect(await eventsOfType('reconciliation.mismatch')).toHaveLength(before);
+    // A steady run rewrites nothing (a row changes when its balance does, or once a day).
+    const memory = () => stack.pool.anyFirst(sql.type(z.object({ r: z.string() }))`
+      SELECT address || ' ' || checked_at::text || ' ' || coalesce(matched_block::text, '-') AS r FROM reconciliation_addresses ORDER BY address`);
+    const was = await memory();
+    expect((await reconcilerWith(hider.url).reconcilePage({ rail: 'USDT_BSC', environment: 'test', after: null })).checked).toBe(was.length);
+    expect(await memory()).toEqual(was);
   }, 60_000);
 
   it('notes an outflow (the merchant swept the address) without a webhook, and still reports a later hidden deposit', async () => {
