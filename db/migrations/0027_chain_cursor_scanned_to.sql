@@ -3,4 +3,4 @@
 -- complete read went. A tick may pass the blocks between the two (they were read before), and
 -- the checkout and invoices count a deposit's confirmations up to `scanned_to`, the head the
 -- watcher has read, as they counted up to the cursor when it stood at the head.
-ALTER TABLE chain_cursors ADD COLUMN scanned_to bigint;
+ALTER TABLE chain_cursors ADD COLUMN IF NOT EXISTS scanned_to bigint;
