@@ -107,6 +107,12 @@ export function createChainActivities(deps: ActivityDeps) {
       return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
     }
     outages.succeeded(key, Date.now());
+    if (result.disputePassed !== undefined) {
+      deps.logger?.warn(
+        { watcher: key, blockNumber: result.disputePassed },
+        'a transfer one provider reports and no other vouches for was held for the whole dispute window (disputeHoldBlocks); the cursor passed it and the reconciler judges it from balances',
+      );
+    }
     for (const r of result.recovered ?? []) {
       deps.logger?.info({ watcher: key, ...r }, r.by === 'rescan' ? 'deposit found by the rescan of unfinalized blocks' : 'deposit found by a second provider');
     }

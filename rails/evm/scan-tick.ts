@@ -35,7 +35,19 @@ export interface EvmChainView extends QuorumSource {
   environment: Environment;
   /** Turns a 20-byte hex address from a log into the form the watch set holds. */
   toWatchAddress(hex: string): string;
+  /** How long a disputed log holds the cursor (default `disputeHoldBlocks`; tests shorten it). */
+  disputeHoldBlocks?: bigint;
 }
+
+/**
+ * A log one provider reports and no other vouches for holds the cursor below its block, but not
+ * for ever: past this many final blocks the cursor passes it (logged as an error), or the whole
+ * rail would stall once the window (maxBlocksPerTick from the cursor) could no longer reach the
+ * head. Two providers cannot tell a hidden transfer from an invented one; the reconciler, reading
+ * balances, is the third witness (docs/reconciliation.md): a real transfer shows in the balance,
+ * is rescanned and, still disputed, becomes a reported mismatch; an invented one never shows.
+ */
+export const disputeHoldBlocks = 1_000n;
 
 /** A deposit recorded by this tick that an earlier read had missed, and which line of defence found it. */
 export interface RecoveredDeposit {
@@ -60,6 +72,8 @@ export interface TickResult {
   readFailures: number;
   /** EVM-style rails: deposits found only by the rescan or by a second provider (usually none). */
   recovered?: RecoveredDeposit[];
+  /** The height of a disputed log the cursor was let past this tick (see disputeHoldBlocks). */
+  disputePassed?: string;
 }
 
 interface Window {
@@ -101,7 +115,8 @@ export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch:
   const window = await scanWindow(pool, view, watch, q, cursor, nowMs);
   // Unknown whether the cursor's block still stands: the window is read (what it records is only
   // seen), but the cursor does not move past a block that may have been reorganised away.
-  cursor = await advance(q, cursor, window, stands === true);
+  const moved = await advance(q, cursor, window, stands === true, view.disputeHoldBlocks ?? disputeHoldBlocks);
+  cursor = moved.cursor;
   cursor = await settleSeenDeposits(pool, view, q, cursor);
   await saveCursor(pool, rail, environment, cursor);
   return {
@@ -112,6 +127,7 @@ export async function scanEvmTick(pool: DatabasePool, view: EvmChainView, watch:
     matched: window.matched,
     readFailures: q.unread.size,
     recovered: window.recovered,
+    ...(moved.disputePassed !== undefined ? { disputePassed: String(moved.disputePassed) } : {}),
   };
 }
 
@@ -157,11 +173,13 @@ async function scanWindow(pool: DatabasePool, view: EvmChainView, watch: WatchSe
  * with no earlier read on record, the first tick only reads. `mayMove` is false while the block
  * the cursor stands on cannot be checked: then only the record of what was read moves.
  */
-async function advance(q: RpcQuorum, cursor: Cursor, w: Window, mayMove: boolean): Promise<Cursor> {
-  if (!w.read?.complete) return cursor; // an earlier complete read (scannedTo) still stands
+async function advance(q: RpcQuorum, cursor: Cursor, w: Window, mayMove: boolean, holdBlocks: bigint): Promise<{ cursor: Cursor; disputePassed?: bigint }> {
+  if (!w.read?.complete) return { cursor }; // an earlier complete read (scannedTo) still stands
   const at = BigInt(cursor.number);
   const held = w.read.heldBelow;
-  const scannedTo = held === undefined ? w.to : min(w.to, held - 1n);
+  // A dispute older than the hold is let past (disputeHoldBlocks): the reconciler judges it from balances.
+  const passed = held !== undefined && q.finalized >= held + holdBlocks ? held : undefined;
+  const scannedTo = held === undefined || passed !== undefined ? w.to : min(w.to, held - 1n);
   let next: Cursor = cursor;
   if (mayMove && cursor.scannedTo != null) {
     const limit = min(q.finalized, scannedTo, BigInt(cursor.scannedTo));
@@ -169,7 +187,8 @@ async function advance(q: RpcQuorum, cursor: Cursor, w: Window, mayMove: boolean
     // Without the hash of the new block the next tick could not check it for a reorganisation.
     if (hash !== undefined) next = { number: String(limit), hash };
   }
-  return { ...next, scannedTo: String(scannedTo > BigInt(next.number) ? scannedTo : BigInt(next.number)) };
+  const out = { ...next, scannedTo: String(scannedTo > BigInt(next.number) ? scannedTo : BigInt(next.number)) };
+  return passed !== undefined && BigInt(next.number) >= passed ? { cursor: out, disputePassed: passed } : { cursor: out };
 }
 
 /**

@@ -79,7 +79,7 @@ const hiding = (to: Address): Fault => ({
 type Line = { obj: Record<string, unknown>; msg: string };
 
 /** A watcher of one rail over the given proxies, in that failover order, with its own provider book. */
-function watcher(rail: 'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON', positions: number[], confirmations = 2) {
+function watcher(rail: 'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON', positions: number[], confirmations = 2, disputeHoldBlocks?: bigint) {
   const lines: Line[] = [];
   const logger = { warn: (obj: object, msg: string) => lines.push({ obj: obj as never, msg }), info: () => undefined } as never;
   const urls = positions.map((p) => rpcs[p]!.url);
@@ -87,6 +87,7 @@ function watcher(rail: 'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON', positions: numb
   const view: EvmChainView = {
     rail, environment: 'test', book, token: usdt.address, toWatchAddress: (hex) => getAddress(hex), confirmations,
     rpcs: urls.map((url) => ({ client: createPublicClient({ transport: http(url, { timeout: 2_000, retryCount: 0 }), cacheTime: 0 }) })),
+    ...(disputeHoldBlocks !== undefined ? { disputeHoldBlocks } : {}),
   };
   const watch = new WatchSet('evm', 'test');
   let cursor: Cursor | null = null;
@@ -157,6 +158,40 @@ describe('a watcher with two providers', () => {
     await w.tick();
     expect(BigInt(w.cursor.number)).toBeGreaterThan(n);
     expect(await depositOf(fakeTx)).toBeNull();
+  }, 30_000);
+
+  it('lets the cursor past a transfer still disputed after the hold, so the rail never stalls, and still never counts it', async () => {
+    const w = watcher('USDT_BSC', [A, B], 2, 20n);
+    await w.tick();
+    await mine(1);
+    const n = await head();
+    const block = await anvil.publicClient.getBlock({ blockNumber: n });
+    const to = await watchedAddress();
+    const fakeTx = `0x${randomBytes(32).toString('hex')}`;
+    const fake = {
+      address: usdt.address.toLowerCase(), topics: [transferTopic, pad(payer.toLowerCase() as Address), pad(to.toLowerCase() as Address)],
+      data: pad('0x4c4b40'), blockNumber: `0x${n.toString(16)}`, blockHash: block.hash, transactionHash: fakeTx,
+      transactionIndex: '0x0', logIndex: '0x0', removed: false,
+    };
+    const covers = (params: unknown[]) => {
+      const f = params[0] as { fromBlock: string; toBlock: string };
+      return BigInt(f.fromBlock) <= n && n <= BigInt(f.toBlock);
+    };
+    const stop = rpcs[B]!.fail({ method: 'eth_getLogs', when: covers, fault: { rewrite: (a: RpcAnswer) => ({ ...a, result: [...(a.result as unknown[]), fake] }) } });
+    try {
+      await mine(5);
+      for (let i = 0; i < 2; i++) await w.tick();
+      expect(BigInt(w.cursor.number)).toBeLessThan(n);
+      // Past the hold (20 final blocks here, 1,000 by default) the cursor passes the disputed block.
+      await mine(30);
+      const passedAt = [];
+      for (let i = 0; i < 3; i++) passedAt.push((await w.tick()).disputePassed);
+      expect(passedAt).toContain(String(n));
+      expect(BigInt(w.cursor.number)).toBeGreaterThan(n);
+      expect(await depositOf(fakeTx)).toBeNull();
+    } finally {
+      stop();
+    }
   }, 30_000);
 
   it('neither confirms nor drops a deposit while the providers answer different hashes for its block', async () => {
