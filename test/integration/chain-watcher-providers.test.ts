@@ -281,6 +281,12 @@ describe('RPC_URL_<RAIL>_<ENV> as a list (end to end)', () => {
       const rail = providerHealth().find((h) => h.rail === 'USDT_ETH' && h.environment === 'test')!;
       expect(rail.providers.map((p) => [p.index, p.host])).toEqual([[1, new URL(rpcs[A]!.url).host], [2, new URL(rpcs[B]!.url).host]]);
       expect(rail.providers[0]!.state).toBe('disagreeing');
+      // GET /ready names each provider by position only (the route is public), and the rail is served.
+      const ready = await stack.request({ method: 'GET', url: '/ready' });
+      const check = ready.body.checks.find((c: { name: string }) => c.name === 'providers:USDT_ETH:test');
+      expect(check).toMatchObject({ ok: true, providers: [{ index: 1, state: 'disagreeing' }, { index: 2, state: 'ok' }] });
+      expect(check.detail).toMatch(/^1 of 2 providers ok\. RPC 1 disagreeing: .+; RPC 2 ok\.$/);
+      expect(JSON.stringify(ready.body)).not.toContain(new URL(rpcs[A]!.url).host);
     } finally {
       await stack.stop();
     }

@@ -16,13 +16,22 @@ const chainIdStatus = z.object({
   usable: z.number().int().describe('How many of the rail\'s RPCs may be used'),
 });
 
+const providerStatus = z.object({
+  index: z.number().int().describe('The RPC\'s position in RPC_URL_<RAIL>_<ENV>, from 1; URLs and hosts are never shown'),
+  state: z.enum(['ok', 'lagging', 'erroring', 'disagreeing']).describe('How the chain watcher last found it'),
+  reason: z.string().nullable().describe('Why it was last reported; null while ok'),
+  sidelinedUntil: z.string().nullable().describe('Until when it is asked last (ISO time); null when not sidelined'),
+  strikes: z.number().int().describe('Reports in a row; the sideline doubles with each'),
+});
+
 const readinessSchema = z.object({
   ready: z.boolean(),
   checks: z.array(z.object({
-    name: z.string().describe('What is checked: `database`, or `chain-id:<RAIL>:<env>` for each EVM rail and environment with a token contract').meta({ example: 'chain-id:USDT_BSC:test' }),
+    name: z.string().describe('What is checked: `database`; `chain-id:<RAIL>:<env>` for each EVM rail and environment with a token contract; `providers:<RAIL>:<env>` for each rail whose chain watcher runs in this process').meta({ example: 'chain-id:USDT_BSC:test' }),
     ok: z.boolean(),
     detail: z.string().describe('What was found, in a sentence'),
     chainId: chainIdStatus.optional().describe('chain-id checks: what each RPC answered at start'),
+    providers: z.array(providerStatus).optional().describe('providers checks: each RPC as the chain watcher last found it (ok when at least one is ok)'),
   }).meta({ id: 'ReadinessCheck' })).describe('Every check; the process is ready when all are ok'),
 }).meta({ id: 'Readiness' });
 
