@@ -40,7 +40,7 @@ export function createReconciliationActivities(deps: ActivityDeps) {
       const beat = heartbeat();
       try {
         return await reconcilePage(
-          { pool: deps.pool, dispatchEvent: (eventId) => dispatchEventToWorkflows({ eventId }), progress: beat.now },
+          { pool: deps.pool, dispatchEvent: (eventId) => dispatchEventToWorkflows({ eventId }), progress: beat.now, logger: deps.logger },
           chain,
           { after: input.after, limit: input.limit ?? reconcilePageSize },
         );

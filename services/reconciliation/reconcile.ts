@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { loadCursor, upsertSeenDeposit, type DepositOwner } from '../../db/chain-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
@@ -39,6 +40,8 @@ export interface ReconcileDeps {
   dispatchEvent(eventId: string): Promise<unknown>;
   /** Called between addresses that need a rescan (an activity heartbeats). */
   progress?(): void;
+  /** Told, at info, of each address whose targeted rescan recorded deposits (how many, and their transactions). */
+  logger?: Pick<Logger, 'info'>;
 }
 
 export interface PageResult {
@@ -124,7 +127,15 @@ async function settleAddress(deps: ReconcileDeps, chain: ReconcileChain, snap: B
     }
     deps.progress?.();
     result.rescanned++;
-    result.recovered += await rescanAddress(deps.pool, chain, snap, j);
+    const recovered = await rescanAddress(deps.pool, chain, snap, j);
+    result.recovered += recovered.length;
+    if (recovered.length > 0) {
+      // Public chain data only (rail, address, transaction hashes): never a provider's URL.
+      deps.logger?.info(
+        { rail: chain.rail, environment: chain.environment, address: j.target.address, recorded: recovered.length, txHashes: recovered },
+        'deposits recorded by the reconciler (targeted rescan)',
+      );
+    }
     const again = await recordedDeposits(deps.pool, { rail: chain.rail, env: chain.environment, family: chain.family, addresses: [j.target.address], upTo: snap.countUpTo });
     const rec = again.get(ledgerKey(chain.family, j.target.address)) ?? { counted: 0n, later: false };
     if (!snap.exact && rec.later) return 'undecided';
@@ -144,15 +155,15 @@ async function settleAddress(deps: ReconcileDeps, chain: ReconcileChain, snap: B
   return verdict.kind;
 }
 
-/** Records every transfer to the address a rescan found (on every provider, verified) as a seen deposit; returns how many were new. */
-async function rescanAddress(pool: DatabasePool, chain: ReconcileChain, snap: BalanceSnapshot, j: Judged): Promise<number> {
+/** Records every transfer to the address a rescan found (on every provider, verified) as a seen deposit; returns the transactions of those that were new. */
+async function rescanAddress(pool: DatabasePool, chain: ReconcileChain, snap: BalanceSnapshot, j: Judged): Promise<string[]> {
   const { target } = j;
   const from = j.state.matchedBlock !== null ? { block: j.state.matchedBlock + 1n } : { sinceMs: Date.parse(target.since) };
   const { found } = await chain.rescan(target.address, from, snap.rescanTo);
   const owner: DepositOwner = target.owner_kind === 'derived'
     ? { kind: 'derived', id: '', storeId: target.store_id, derivedIndex: target.derived_index ?? undefined }
     : { kind: target.owner_kind, id: target.owner_id!, storeId: target.store_id };
-  let recovered = 0;
+  const recovered: string[] = [];
   for (const log of found) {
     const inserted = (await upsertSeenDeposit(pool, chain.rail, chain.environment, {
       txHash: log.txHash,
@@ -166,7 +177,7 @@ async function rescanAddress(pool: DatabasePool, chain: ReconcileChain, snap: Ba
       owner,
     })) as boolean | undefined;
     // False: recorded before (the watcher got there first); undefined where the repository does not say.
-    if (inserted !== false) recovered++;
+    if (inserted !== false) recovered.push(log.txHash);
   }
   return recovered;
 }

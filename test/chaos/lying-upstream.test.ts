@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,28 +10,28 @@ import pg from 'pg';
 import { createStore } from '../../db/store-repo.js';
 import { openPool } from '../../db/pool.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
-import { randomToken } from '../../domain/ids.js';
-import { startAppGroup, type AppGroup } from '../../runtime/cluster/app-group.js';
 import { deployTestToken, keepMining, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
-import { createTestDatabase } from '../helpers/database.js';
 import { randomAccountXpubs } from '../helpers/fixtures.js';
 import { startFlakyRpc, type Fault, type FlakyRpc } from '../helpers/flaky-rpc.js';
 import { freePort } from '../helpers/ports.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { clientIp, phoneOf, ShopClient, type CustomerResult } from './customers.js';
 import { auditPayments, deliveredFrom, type MadePayment } from './harness/audit.js';
-import { dumpDatabase } from './harness/evidence.js';
+import { startClusterTopology } from './harness/cluster-topology.js';
+import { dumpDatabase, saveHistories } from './harness/evidence.js';
 import { artifactDir, registerSecrets, sized, writeReport } from './harness/report.js';
 
 /**
  * LYING UPSTREAM: the BSC rail is read from two RPC providers (RPC_URL_USDT_BSC_TEST is a list),
  * the first of which lies on a share of its requests, chosen at random per request: an empty
  * eth_getLogs answer, a stale head, a block hash from a fork, or an HTTP error. The second tells
- * the truth. Customers pay links in USDT on anvil, on both topologies: production's (PostgreSQL,
- * the Temporal dev server, `malipo api` and `malipo worker` processes) and the embedded default
- * (`malipo start`: API, worker and PGlite in one process, its dev server a child). Every payment
- * must confirm exactly once; none may be lost. The worker's log says which deposits the second
- * line found: by the rescan of unfinalized blocks, or through the second provider.
+ * the truth. Customers pay links in USDT on anvil, on both topologies: production's
+ * (docs/production.md, built by the cluster harness as cluster-faults builds it: a PostgreSQL of
+ * its own, the pinned Temporal server on it, Redis, a `malipo api` and a `malipo worker` process)
+ * and the embedded default (`malipo start`: API, worker and PGlite in one process, its dev server
+ * a child). The reconciler runs every 3 s. Every payment must confirm exactly once; none may be
+ * lost. The worker's log says which deposits the second lines found: the watcher's rescan of
+ * unfinalized blocks, the watcher's second provider, or the reconciler's targeted rescan.
  */
 const scenario = 'lying-upstream';
 const payments = sized(40, 120);
@@ -92,47 +92,39 @@ function chainEnv(liar: FlakyRpc): Record<string, string> {
     CHAIN_POLL_MS: '250',
     WEBHOOK_RETRY_SCALE: '0.01',
     WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback',
+    // The reconciler every 3 s (a fraction of a minute; docs/reconciliation.md), so that it races
+    // the watcher's own second lines for every deposit instead of running once in the scenario.
+    RECONCILE_EVERY_MINUTES: '0.05',
   };
 }
 
-/** Production's topology: PostgreSQL, the run's dev server, `malipo api` and `malipo worker`. */
-async function processes(liar: FlakyRpc): Promise<Deployment> {
-  const temporalAddress = process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
-  if (!temporalAddress) throw new Error('the chaos global setup did not start Temporal');
-  const db = await createTestDatabase();
-  const pool = await openPool(db.url, 2);
-  const dataDir = await mkdtemp(join(tmpdir(), 'malipo-chaos-lying-'));
-  const port = await freePort();
-  const output = new Map<string, string[]>();
-  const group: AppGroup = await startAppGroup({
-    apiPorts: [port],
-    workers: 1,
-    env: {
-      ...process.env,
-      ...chainEnv(liar),
-      DATABASE_URL: db.url,
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
-      TASK_QUEUE_PREFIX: `ly${randomToken(8)}-`,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      DATA_DIR: dataDir,
-      REDIS_URL: '',
-    },
-    onLine: (name, line) => output.set(name, [...(output.get(name) ?? []), line]),
-  });
+/**
+ * Production's topology (docs/production.md), as the cluster harness builds it for cluster-faults:
+ * a PostgreSQL of its own holding Malipo's database and Temporal's two, the pinned Temporal server
+ * on it, Redis, one `malipo api` and one `malipo worker` process. Nothing is killed here.
+ */
+async function production(liar: FlakyRpc): Promise<Deployment> {
+  const topo = await startClusterTopology({ apis: 1, workers: 1, env: chainEnv(liar) });
+  const pool = await openPool(topo.appDbUrl, 2);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    databaseUrl: db.url,
-    temporalAddress,
+    baseUrl: topo.apiUrls[0]!,
+    databaseUrl: topo.appDbUrl,
+    temporalAddress: topo.temporalAddress,
     createStore: () => createStore(pool, 'Lying upstream shop', 'sk'),
-    workerLines: () => [...output.entries()].filter(([name]) => name.startsWith('worker')).flatMap(([, lines]) => lines),
+    workerLines: () => [...topo.output.entries()].filter(([name]) => name.startsWith('worker')).flatMap(([, lines]) => lines),
     async stop(dir) {
-      await dumpDatabase(db.url, join(dir, 'app.sql')).catch((err) => console.error(`could not dump the database: ${(err as Error).message}`));
-      await group.stop();
-      for (const [name, lines] of output) await writeFile(join(dir, `${name}.log`), lines.join('\n'));
-      await pool.end();
-      await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
+      const keep = async (what: string, fn: () => Promise<unknown>) => fn().catch((err) => console.error(`could not save ${what}: ${(err as Error).message}`));
+      await pool.end().catch(() => undefined);
+      for (const [name, lines] of topo.output) await writeFile(join(dir, `${name}.log`), `${lines.join('\n')}\n`);
+      await writeFile(join(dir, 'postgres.log'), `${topo.pg.lines.join('\n')}\n`);
+      await copyFile(topo.temporalLogFile, join(dir, 'temporal-server.log')).catch(() => undefined);
+      // The server's histories and databases are this scenario's evidence (the global teardown saves only the dev server's).
+      await keep('the histories', () => saveHistories(topo.temporal, dir));
+      await keep('the database', () => dumpDatabase(topo.appDbUrl, join(dir, 'app.sql')));
+      await keep("Temporal's database", () => dumpDatabase(topo.pg.urlOf(topo.temporalDbNames.store), join(dir, 'temporal.sql')));
+      await keep("Temporal's visibility database", () => dumpDatabase(topo.pg.urlOf(topo.temporalDbNames.visibility), join(dir, 'temporal_visibility.sql')));
+      if (topo.unplannedExits.length > 0) console.error(`lying-upstream (production): unplanned exits: ${topo.unplannedExits.join('; ')}`);
+      await topo.stop();
     },
   };
 }
@@ -218,7 +210,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('lying upstream: two RPC providers on the BSC rail, one lying at random', () => {
-  it.each([['processes', processes], ['embedded', embedded]] as const)('%s: confirms every payment exactly once and loses none', async (topology, deploy) => {
+  it.each([['production', production], ['embedded', embedded]] as const)('%s: confirms every payment exactly once and loses none', async (topology, deploy) => {
     const name = `${scenario}-${topology}`;
     const liar = await startFlakyRpc(anvil.url);
     const d = await deploy(liar);
@@ -293,6 +285,9 @@ async function lyingUpstream(name: string, topology: string, d: Deployment, liar
     if (ids.every((id) => received.has(id)) || Date.now() > eventsDeadline) break;
     await sleep(500);
   }
+  // That the reconciler ran: the addresses it read a balance of, and what it could not explain.
+  const checked = Number((await db.query<{ n: string }>('SELECT count(*)::text AS n FROM reconciliation_addresses')).rows[0]!.n);
+  const findings = (await db.query<{ kind: string; status: string; n: string }>('SELECT kind, status, count(*)::text AS n FROM reconciliation_findings WHERE store_id = $1 GROUP BY kind, status ORDER BY kind, status', [store.clientId])).rows;
   await db.end();
   const connection = await Connection.connect({ address: d.temporalAddress });
   const audit = await auditPayments({ databaseUrl: d.databaseUrl, temporal: new Client({ connection, namespace: 'default' }), made, delivered: delivered(), deliveredStores: [store.clientId] });
@@ -301,6 +296,9 @@ async function lyingUpstream(name: string, topology: string, d: Deployment, liar
   const distinctTx = (msg: string) => new Set(logLines(d, msg).map((l) => l.txHash)).size;
   const byRescan = distinctTx('deposit found by the rescan of unfinalized blocks');
   const bySecond = distinctTx('deposit found by a second provider');
+  // services/reconciliation/reconcile.ts: one line per address whose targeted rescan recorded deposits.
+  const reconciled = logLines(d, 'deposits recorded by the reconciler (targeted rescan)');
+  const byReconciler = new Set(reconciled.flatMap((l) => (Array.isArray(l.txHashes) ? (l.txHashes as string[]) : []))).size;
   const lies = liar.calls.filter((c) => c.fault);
   const liesBy = (method: string, fault: string) => lies.filter((c) => c.method === method && c.fault === fault).length;
   const reports = ['lagging', 'erroring', 'disagreeing'].map((state) => `${state} ${logLines(d, `chain provider ${state}; asked last for a while`).length + logLines(d, `chain provider ${state}`).length}`);
@@ -318,7 +316,8 @@ async function lyingUpstream(name: string, topology: string, d: Deployment, liar
     http5xx: count((s) => s >= 500),
     linksByState: audit.linksByState,
     notes: [
-      `deposits made ${made.length}, confirmed exactly once ${audit.confirmedOnce}, lost ${audit.paymentsLost}; found by the rescan ${byRescan}, by the second provider ${bySecond}, by the reconciler: not counted by this scenario (its runs report what they recover)`,
+      `deposits made ${made.length}, confirmed exactly once ${audit.confirmedOnce}, lost ${audit.paymentsLost}; found by the rescan ${byRescan}, by the second provider ${bySecond}, by the reconciler ${byReconciler}`,
+      `the reconciler (every 3 s) read the balances of ${checked} addresses; its findings: ${findings.map((f) => `${f.kind} ${f.status} ${f.n}`).join(', ') || 'none'}`,
       `the liar (provider #1 of 2) lied on ${lies.length} of its ${liar.calls.length} requests: empty logs ${liesBy('eth_getLogs', 'rewrite')}, stale head ${liesBy('eth_blockNumber', 'rewrite')}, fork hash ${liesBy('eth_getBlockByNumber', 'rewrite')}, HTTP 500 ${lies.filter((c) => c.fault === 'http500').length}; its warn lines (one per sideline, or a minute) call it ${reports.join(', ')}`,
       `profile ${sized('ci', 'full')}: ${payments} USDT payments by ${concurrency} customers at a time in ${Math.round(paidMs / 1000)} s; all settled ${Math.round(tailMs / 1000)} s after the last; ${failures.length} customers failed`,
     ],
