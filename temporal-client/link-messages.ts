@@ -51,9 +51,17 @@ export async function tellMobileMoneyCallback(client: Client, linkId: string, ch
   }
 }
 
-/** Sends the M-Pesa prompt through the link's workflow (its validator checks the state; failures: update-failures.ts). */
-export function promptMobileMoney(client: Client, linkId: string, phoneNumber: string): Promise<MobileMoneyPromptResult> {
-  return client.workflow.getHandle(paymentLinkWorkflowId(linkId)).executeUpdate(startMobileMoneyPayment, { args: [{ phoneNumber }] });
+/**
+ * Sends the M-Pesa prompt through the link's workflow (its validator checks the state; failures:
+ * update-failures.ts). `updateId` names this request's update: a caller that asks again after an
+ * error (the workflow reported missing while it was being started) passes the same id, so an
+ * update the workflow already admitted is answered again, never run twice (a second prompt on the
+ * customer's phone would be refused as "already open" and the first one's answer lost).
+ */
+export function promptMobileMoney(client: Client, linkId: string, phoneNumber: string, updateId?: string): Promise<MobileMoneyPromptResult> {
+  return client.workflow
+    .getHandle(paymentLinkWorkflowId(linkId))
+    .executeUpdate(startMobileMoneyPayment, { args: [{ phoneNumber }], ...(updateId ? { updateId } : {}) });
 }
 
 export function cancelPaymentLink(client: Client, linkId: string): Promise<{ status: LinkStatus }> {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import { countRecentPrompts } from '../../db/mobile-money-repo.js';
@@ -24,13 +25,15 @@ export async function sendMobileMoneyPrompt(
   if (!phone.ok) throw new AppError('invalid_field', `Invalid 'phoneNumber': ${phone.message}`, 'phoneNumber');
   await refuseIfPhoneOverLimit(deps, phone.phone);
   try {
-    const result = await promptMobileMoney(deps.temporal, linkId, phone.phone).catch(async (err) => {
+    // One update id for this request: asked again below, an update already admitted is answered, not run again.
+    const updateId = `prompt-${randomUUID()}`;
+    const result = await promptMobileMoney(deps.temporal, linkId, phone.phone, updateId).catch(async (err) => {
       // A link made while Temporal could not be reached may not have its workflow yet: start it, then prompt.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       const row = await findLinkById(deps.pool, linkId);
       if (!row || row.workflow_started) throw err;
       await ensureRequestStarted(deps, row);
-      return promptMobileMoney(deps.temporal, linkId, phone.phone);
+      return promptMobileMoney(deps.temporal, linkId, phone.phone, updateId);
     });
     return { ok: true, checkoutRequestId: result.checkoutRequestId };
   } catch (err) {
