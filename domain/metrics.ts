@@ -6,7 +6,7 @@
  * Pure: a type and a recorder that records nothing.
  */
 export type LinkMilestone = 'created' | 'confirmed' | 'expired' | 'cancelled';
-export type DepositMilestone = 'seen' | 'confirmed';
+export type DepositMilestone = 'seen' | 'confirmed' | 'dropped';
 export type ProviderEvent = 'error' | 'disagreement' | 'lag' | 'failover';
 export type WebhookOutcome = 'delivered' | 'failed' | 'refused' | 'exhausted';
 

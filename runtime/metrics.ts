@@ -29,7 +29,7 @@ export function createMetricsRegistry(): MetricsRegistry {
   const links = new Counter({ name: 'malipo_payment_links_total', help: 'Payment links created, confirmed, expired and cancelled, by rail and environment', labelNames: ['event', 'rail', 'environment'], registers });
   const fromCreation = new Histogram({ name: 'malipo_link_confirmation_seconds', help: 'Seconds from a link\'s creation to CONFIRMED, by rail', labelNames: ['rail'], buckets: confirmationBuckets, registers });
   const fromEvidence = new Histogram({ name: 'malipo_link_evidence_to_confirmation_seconds', help: 'Seconds from a link\'s first evidence to CONFIRMED, by rail', labelNames: ['rail'], buckets: confirmationBuckets, registers });
-  const deposits = new Counter({ name: 'malipo_chain_deposits_total', help: 'On-chain deposits seen and confirmed, by rail and environment', labelNames: ['event', 'rail', 'environment'], registers });
+  const deposits = new Counter({ name: 'malipo_chain_deposits_total', help: 'On-chain deposits told seen, confirmed and dropped (reorganised away), by rail and environment', labelNames: ['event', 'rail', 'environment'], registers });
   const head = new Gauge({ name: 'malipo_chain_head_block', help: 'The chain head a watcher last read', labelNames: ['rail', 'environment'], registers });
   const cursor = new Gauge({ name: 'malipo_chain_cursor_block', help: 'The block a watcher has scanned to', labelNames: ['rail', 'environment'], registers });
   const lag = new Gauge({ name: 'malipo_chain_lag_blocks', help: 'Blocks between the head and a watcher\'s cursor', labelNames: ['rail', 'environment'], registers });
