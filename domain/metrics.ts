@@ -8,7 +8,8 @@
 export type LinkMilestone = 'created' | 'confirmed' | 'expired' | 'cancelled';
 export type DepositMilestone = 'seen' | 'confirmed' | 'dropped';
 export type ProviderEvent = 'error' | 'disagreement' | 'lag' | 'failover';
-export type WebhookOutcome = 'delivered' | 'failed' | 'refused' | 'exhausted';
+/** A webhook attempt's outcome (activities/webhooks/deliver.ts). */
+export type WebhookOutcome = 'succeeded' | 'failed' | 'endpoint_gone' | 'endpoint_unavailable';
 
 export interface Metrics {
   /** One HTTP answer: the route's pattern (`/v1/payment-links/:id`), never the raw URL; a 429 also counts as a rate-limit refusal. */
@@ -22,6 +23,10 @@ export interface Metrics {
   /** A provider lagged, erred or disagreed, or was sidelined for it (a failover); `position` is its 1-based place in the configured list. */
   provider(event: ProviderEvent, rail: string, environment: string, position: number): void;
   webhookAttempt(outcome: WebhookOutcome): void;
+  /** A delivery ran out of attempts (about three days). */
+  webhookDeliveryExhausted(): void;
+  /** An endpoint disabled by Malipo: it answered 410 (`gone`), or nothing reached it for a whole delivery (`failing`). */
+  webhookEndpointDisabled(reason: 'gone' | 'failing'): void;
   reconciliationFindings(rail: string, kind: string, count: number): void;
   idempotencyConflict(code: string): void;
 }
@@ -37,6 +42,8 @@ export const noMetrics: Metrics = {
   watcherPosition: nothing,
   provider: nothing,
   webhookAttempt: nothing,
+  webhookDeliveryExhausted: nothing,
+  webhookEndpointDisabled: nothing,
   reconciliationFindings: nothing,
   idempotencyConflict: nothing,
 };

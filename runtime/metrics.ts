@@ -51,6 +51,8 @@ export function createMetricsRegistry(): MetricsRegistry {
     },
   });
   const webhooks = new Counter({ name: 'malipo_webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers });
+  const exhausted = new Counter({ name: 'malipo_webhook_deliveries_exhausted_total', help: 'Webhook deliveries that ran out of attempts', registers });
+  const disabled = new Counter({ name: 'malipo_webhook_endpoints_disabled_total', help: 'Webhook endpoints Malipo disabled, by reason (gone: a 410; failing: nothing reached it for a whole delivery)', labelNames: ['reason'], registers });
   const findings = new Counter({ name: 'malipo_reconciliation_findings_total', help: 'Reconciliation findings by rail and kind', labelNames: ['rail', 'kind'], registers });
   const conflicts = new Counter({ name: 'malipo_idempotency_conflicts_total', help: 'Idempotency-Key refusals by error code', labelNames: ['code'], registers });
   const refusals = new Counter({ name: 'malipo_rate_limit_refusals_total', help: 'Requests refused with 429 by route pattern', labelNames: ['route'], registers });
@@ -74,6 +76,8 @@ export function createMetricsRegistry(): MetricsRegistry {
     },
     provider: (event, rail, environment, position) => providerReports.inc({ event, rail, environment, position: String(position) }),
     webhookAttempt: (outcome) => webhooks.inc({ outcome }),
+    webhookDeliveryExhausted: () => exhausted.inc(),
+    webhookEndpointDisabled: (reason) => disabled.inc({ reason }),
     reconciliationFindings: (rail, kind, count) => void (count > 0 && findings.inc({ rail, kind }, count)),
     idempotencyConflict: (code) => conflicts.inc({ code }),
   };
