@@ -22,6 +22,11 @@ export interface Metrics {
   watcherPosition(rail: string, environment: string, head: bigint, cursor: bigint): void;
   /** A provider lagged, erred or disagreed, or was sidelined for it (a failover); `position` is its 1-based place in the configured list. */
   provider(event: ProviderEvent, rail: string, environment: string, position: number): void;
+  /**
+   * An M-Pesa STK step: a push (`accepted`, `error`) or a prompt's settlement from the STK query
+   * (`succeeded`, `failed`, `pending`, `unknown_request`, `not_ours`, `error`).
+   */
+  stk(step: 'push' | 'settlement', result: string): void;
   webhookAttempt(outcome: WebhookOutcome): void;
   /** A delivery ran out of attempts (about three days). */
   webhookDeliveryExhausted(): void;
@@ -41,6 +46,7 @@ export const noMetrics: Metrics = {
   deposits: nothing,
   watcherPosition: nothing,
   provider: nothing,
+  stk: nothing,
   webhookAttempt: nothing,
   webhookDeliveryExhausted: nothing,
   webhookEndpointDisabled: nothing,
