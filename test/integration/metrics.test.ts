@@ -105,6 +105,16 @@ describe('GET /metrics on the API', () => {
     expect(offending).toEqual([]);
   });
 
+  it('counts an Idempotency-Key reused for another request by its code', async () => {
+    const headers = { 'idempotency-key': 'metrics-idem-1' };
+    expect((await stack.request({ method: 'POST', url: '/v1/payment-links', key, headers, payload: { usdtAmount: '7', enabledRails: ['USDT_POLYGON'] } })).status).toBe(201);
+    const reused = await stack.request({ method: 'POST', url: '/v1/payment-links', key, headers, payload: { usdtAmount: '8', enabledRails: ['USDT_POLYGON'] } });
+    expect(reused.status).toBe(409);
+    const text = await scrape();
+    expect(valueOf(text, 'malipo_idempotency_conflicts_total', { code: 'idempotency_key_reused' })).toBe(1);
+    expect(valueOf(text, 'malipo_http_requests_total', { method: 'POST', route: '/v1/payment-links', status: '409' })).toBe(1);
+  });
+
   it('counts a request that matches no route under one label, not its path', async () => {
     await stack.request({ method: 'GET', url: '/v1/no-such-thing/pl_123' });
     const text = await scrape();
