@@ -23,10 +23,11 @@ export interface Metrics {
   /** A provider lagged, erred or disagreed, or was sidelined for it (a failover); `position` is its 1-based place in the configured list. */
   provider(event: ProviderEvent, rail: string, environment: string, position: number): void;
   /**
-   * An M-Pesa STK step: a push (`accepted`, `error`) or a prompt's settlement from the STK query
-   * (`succeeded`, `failed`, `pending`, `unknown_request`, `not_ours`, `error`).
+   * An M-Pesa STK step: a push (`accepted`, `error`), a callback by its result code (`0`, a known
+   * code, or `other`), or a prompt's settlement from the STK query (`succeeded`, `failed`,
+   * `pending`, `unknown_request`, `not_ours`, `error`).
    */
-  stk(step: 'push' | 'settlement', result: string): void;
+  stk(step: 'push' | 'callback' | 'settlement', result: string): void;
   webhookAttempt(outcome: WebhookOutcome): void;
   /** A delivery ran out of attempts (about three days). */
   webhookDeliveryExhausted(): void;

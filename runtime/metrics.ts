@@ -51,7 +51,7 @@ export function createMetricsRegistry(): MetricsRegistry {
     },
   });
   const webhooks = new Counter({ name: 'malipo_webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers });
-  const stk = new Counter({ name: 'malipo_mpesa_stk_total', help: 'M-Pesa STK pushes and prompt settlements (from the STK query), by step and result', labelNames: ['step', 'result'], registers });
+  const stk = new Counter({ name: 'malipo_mpesa_stk_total', help: 'M-Pesa STK pushes, callbacks (by result code) and prompt settlements (from the STK query), by step and result', labelNames: ['step', 'result'], registers });
   const exhausted = new Counter({ name: 'malipo_webhook_deliveries_exhausted_total', help: 'Webhook deliveries that ran out of attempts', registers });
   const disabled = new Counter({ name: 'malipo_webhook_endpoints_disabled_total', help: 'Webhook endpoints Malipo disabled, by reason (gone: a 410; failing: nothing reached it for a whole delivery)', labelNames: ['reason'], registers });
   const findings = new Counter({ name: 'malipo_reconciliation_findings_total', help: 'Reconciliation findings by rail and kind', labelNames: ['rail', 'kind'], registers });
