@@ -33,6 +33,7 @@ export function createMetricsRegistry(): MetricsRegistry {
   const head = new Gauge({ name: 'malipo_chain_head_block', help: 'The chain head a watcher last read', labelNames: ['rail', 'environment'], registers });
   const cursor = new Gauge({ name: 'malipo_chain_cursor_block', help: 'The block a watcher has scanned to', labelNames: ['rail', 'environment'], registers });
   const lag = new Gauge({ name: 'malipo_chain_lag_blocks', help: 'Blocks between the head and a watcher\'s cursor', labelNames: ['rail', 'environment'], registers });
+  const tickedAt = new Gauge({ name: 'malipo_chain_last_tick_timestamp_seconds', help: 'When a watcher last read its chain (Unix seconds): time() minus this is how stale it is', labelNames: ['rail', 'environment'], registers });
   const providerReports = new Counter({ name: 'malipo_chain_provider_reports_total', help: 'RPC providers reported lagging, erring or disagreeing, and failovers (sidelined), by rail, environment and position in the list', labelNames: ['event', 'rail', 'environment', 'position'], registers });
   new Gauge({
     name: 'malipo_chain_provider_sidelined',
@@ -74,6 +75,7 @@ export function createMetricsRegistry(): MetricsRegistry {
       head.set({ rail, environment }, Number(headBlock));
       cursor.set({ rail, environment }, Number(cursorBlock));
       lag.set({ rail, environment }, Number(headBlock > cursorBlock ? headBlock - cursorBlock : 0n));
+      tickedAt.set({ rail, environment }, Date.now() / 1000);
     },
     provider: (event, rail, environment, position) => providerReports.inc({ event, rail, environment, position: String(position) }),
     stk: (step, result) => stk.inc({ step, result }),
