@@ -3,17 +3,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.js';
 import type { Metrics } from '../../domain/metrics.js';
 import type { ApiDeps } from '../deps.js';
+import { limitHookOf } from './rate-limit.js';
 
 /** What a request that matched no route is counted under: the raw path has no bound. */
 const unmatched = 'unmatched';
 
 /**
  * Counts every answer by method, route pattern and status (an onResponse callback hook: no
- * promise per request), and serves `GET /metrics` to a bearer of METRICS_TOKEN. Without a token
- * or a registry the route is a 404 like any unknown path, so a deployment that never set one
- * exposes nothing. The route is off the OpenAPI document and its answers are not counted.
+ * promise per request), except the scrapes of `GET /metrics` themselves. Without a token or a
+ * registry that route is a 404 like any unknown path, so a deployment that never set one exposes
+ * nothing.
  */
-export function registerMetrics(app: FastifyInstance, deps: Pick<ApiDeps, 'config' | 'metrics' | 'metricsText'>): void {
+export function registerMetrics(app: FastifyInstance, deps: Pick<ApiDeps, 'metrics'>): void {
   const metrics: Metrics | undefined = deps.metrics;
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -27,10 +28,20 @@ export function registerMetrics(app: FastifyInstance, deps: Pick<ApiDeps, 'confi
       done();
     });
   }
+}
+
+/** Scrapes a minute per client IP: a scraper asks every 15 s or so; a guesser gets few tries. */
+const scrapesPerMinute = 120;
+
+/**
+ * `GET /metrics` for a bearer of METRICS_TOKEN, under a rate limit of its own (registered after
+ * the rate-limit plugin). Off the OpenAPI document, logged only at warn.
+ */
+export function registerMetricsRoute(app: FastifyInstance, deps: Pick<ApiDeps, 'config' | 'metricsText'>): void {
   const token = deps.config.metricsToken;
   const text = deps.metricsText;
   const expected = token ? digest(token) : undefined;
-  app.get('/metrics', { schema: { hide: true }, logLevel: 'warn' }, async (request: FastifyRequest, reply: FastifyReply) => {
+  app.get('/metrics', { schema: { hide: true }, logLevel: 'warn', onRequest: limitHookOf(app, 'metrics', scrapesPerMinute) }, async (request: FastifyRequest, reply: FastifyReply) => {
     if (!expected || !text) throw new AppError('not_found', 'No such object: the path is not one of ours.');
     const given = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
     if (!given) throw new AppError('missing_api_key', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'www-authenticate': 'Bearer' });

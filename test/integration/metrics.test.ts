@@ -84,10 +84,12 @@ describe('GET /metrics on the API', () => {
     await stack.workflowStarted(other.body.id);
     expect((await stack.request({ method: 'POST', url: `/v1/payment-links/${other.body.id}/cancel`, key })).status).toBe(200);
 
-    const text = await eventually(async () => {
-      const t = await scrape();
+    // Polled in process (GET /metrics has a rate limit of its own), then scraped once.
+    await eventually(async () => {
+      const t = (await registry.render()).body;
       return valueOf(t, 'malipo_payment_links_total', { event: 'cancelled', rail: 'USDT_POLYGON', environment: 'test' }) >= 1 ? t : undefined;
     }, 'the cancellation to be counted');
+    const text = await scrape();
     expect(valueOf(text, 'malipo_payment_links_total', { event: 'created', rail: 'USDT_POLYGON', environment: 'test' })).toBe(2);
     expect(valueOf(text, 'malipo_payment_links_total', { event: 'confirmed', rail: 'USDT_POLYGON', environment: 'test' })).toBe(1);
     expect(valueOf(text, 'malipo_link_confirmation_seconds_count', { rail: 'USDT_POLYGON' })).toBe(1);
