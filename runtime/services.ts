@@ -33,12 +33,16 @@ function installTemporalRuntime(logger: Logger, config: Config): void {
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
     TRACE: 'trace', DEBUG: 'debug', INFO: 'debug', WARN: 'warn', ERROR: 'error',
   };
-  Runtime.install({
-    logger: new DefaultLogger('INFO', (entry) => logger[levels[entry.level]]({ ...entry.meta, sdk: 'temporal' }, entry.message)),
-    ...(config.temporalMetricsPort
-      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `${bindHost(config.host)}:${config.temporalMetricsPort}`, countersTotalSuffix: true, useSecondsForDurations: true } } } }
-      : {}),
-  });
+  const sdkLogger = new DefaultLogger('INFO', (entry) => logger[levels[entry.level]]({ ...entry.meta, sdk: 'temporal' }, entry.message));
+  if (!config.temporalMetricsPort) return void Runtime.install({ logger: sdkLogger });
+  const bindAddress = `${bindHost(config.host)}:${config.temporalMetricsPort}`;
+  try {
+    Runtime.install({ logger: sdkLogger, telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } });
+  } catch (err) {
+    // A taken port (a second worker on one machine) costs the SDK's metrics, never the worker.
+    logger.warn({ err, bindAddress }, 'the Temporal SDK could not serve its metrics (TEMPORAL_METRICS_PORT); running without them');
+    Runtime.install({ logger: sdkLogger });
+  }
 }
 
 /** An IPv6 host in brackets, as a socket address wants it. */
@@ -123,9 +127,15 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     if (opts.worker) {
       workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics } });
       if (config.workerMetricsPort !== undefined) {
-        const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort);
-        stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-        logger.info({ port: config.workerMetricsPort }, 'worker metrics on GET /metrics');
+        // A taken port (a second worker on one machine) costs this worker its metrics port, never its work.
+        const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort).catch((err) => {
+          logger.warn({ err, port: config.workerMetricsPort }, 'could not serve worker metrics (WORKER_METRICS_PORT); running without them');
+          return undefined;
+        });
+        if (server) {
+          stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+          logger.info({ port: config.workerMetricsPort }, 'worker metrics on GET /metrics');
+        }
       }
       // Before any watcher tick: a watcher resuming from its cursor then matches the backfilled addresses.
       await backfillLegacyDerivedAddresses(pool)
