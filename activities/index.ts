@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
+import type { Metrics } from '../domain/metrics.js';
 import type { ServiceSettings } from '../services/settings.js';
 import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** Where activities log what an operator should see (chain outages: rails/chain/outage.ts). */
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Where counts go (runtime/metrics.ts); none, nothing is counted. */
+  metrics?: Metrics;
 }
 
 /** The worker registers what this returns; tests call it with real parts. */

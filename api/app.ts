@@ -6,6 +6,7 @@ import type { ApiDeps } from './deps.js';
 import { anonymous, authenticate } from './plugins/auth.js';
 import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerMetrics, registerMetricsRoute } from './plugins/metrics.js';
 import { withIdempotency } from './plugins/idempotency.js';
 import { limitHookOf, registerRateLimits } from './plugins/rate-limit.js';
 import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
@@ -50,8 +51,10 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
     done();
   });
   registerErrorHandling(app);
+  registerMetrics(app, deps);
   registerBodyDepthGuard(app);
   await registerRateLimits(app, deps.rateLimitStore);
+  registerMetricsRoute(app, deps);
   await registerStatic(app);
   await registerOpenApi(app, deps.config.publicBaseUrl);
   for (const route of allRoutes) registerRoute(app, deps, route);

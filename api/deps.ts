@@ -12,10 +12,14 @@ export interface ApiSettings extends ServiceSettings {
   readonly dashboardSignup: boolean;
   /** `uiUrl`: the Temporal Web UI the dashboard links a link's workflow to (TEMPORAL_UI_URL); none, no link. */
   readonly temporal: ServiceSettings['temporal'] & { readonly uiUrl?: string };
+  /** METRICS_TOKEN: the bearer token GET /metrics asks for; unset, the route answers 404. */
+  readonly metricsToken?: string;
 }
 
 /** Everything a handler may reach: the services' dependencies, and the API's own rate-limit store. */
 export interface ApiDeps extends ServiceDeps {
   config: ApiSettings;
   rateLimitStore: RateLimitStore;
+  /** The process's metrics, served on GET /metrics (runtime/metrics.ts); none, the route answers 404. */
+  metricsText?: () => Promise<{ contentType: string; body: string }>;
 }

@@ -42,6 +42,10 @@ if (want('reads')) {
   const { benchReads } = await import('./reads.js');
   print('reads', await benchReads());
 }
+if (which.includes('metrics')) {
+  const { benchMetrics } = await import('./metrics.js');
+  print('metrics', await benchMetrics());
+}
 if (want('create')) {
   const { benchCreate } = await import('./create.js');
   print('create', await benchCreate());

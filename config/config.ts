@@ -78,6 +78,9 @@ const envSchema = z.object({
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
   RECONCILE_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(10), // pause between reconciler runs (docs/reconciliation.md); 0: no reconciler
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(), // GET /metrics answers `Authorization: Bearer <this>`; unset → 404 (docs/operations.md)
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(), // a worker process serves GET /metrics on this port (on HOST); unset → none
+  TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(), // the Temporal SDK's own Prometheus exporter (worker and client metrics) on HOST:this; unset → none
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Proxies whose X-Forwarded-For is believed: addresses/CIDR ranges, comma-separated; unset → none (docs/operations.md).
   TRUST_PROXY: z
@@ -151,6 +154,12 @@ export interface Config {
   readonly chainPollMs: number | undefined;
   /** Minutes between reconciler runs; 0 turns the reconciler off (docs/reconciliation.md). */
   readonly reconcileEveryMinutes: number;
+  /** METRICS_TOKEN: the bearer token of the API's GET /metrics; undefined turns the route off (404). */
+  readonly metricsToken: string | undefined;
+  /** WORKER_METRICS_PORT: a worker process's own metrics port; undefined, none. */
+  readonly workerMetricsPort: number | undefined;
+  /** TEMPORAL_METRICS_PORT: the Temporal SDK's own Prometheus exporter; undefined, none. */
+  readonly temporalMetricsPort: number | undefined;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
   readonly trustProxy: TrustProxy;
@@ -236,6 +245,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,
     reconcileEveryMinutes: e.RECONCILE_EVERY_MINUTES,
+    metricsToken: e.METRICS_TOKEN || undefined,
+    workerMetricsPort: e.WORKER_METRICS_PORT,
+    temporalMetricsPort: e.TEMPORAL_METRICS_PORT,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     rails: railSettingsFrom(railOverrides),

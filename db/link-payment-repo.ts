@@ -18,19 +18,20 @@ export async function setAmountReceived(db: CommonQueryMethods, linkId: string, 
   await db.query(sql.unsafe`UPDATE payment_links SET amount_received_minor = ${receivedMicro}, updated_at = now() WHERE id = ${linkId}`);
 }
 
-/** The link confirmed by `report`, from one of `from` (a repeat changes nothing). */
+/** The link confirmed by `report`, from one of `from` (a repeat changes nothing); whether this call moved it. */
 export async function markLinkConfirmed(
   db: CommonQueryMethods,
   linkId: string,
   from: LinkStatus[],
   c: { report: PaymentReport; confirmedAt: string; receivedMicro: string },
-): Promise<void> {
+): Promise<boolean> {
   const r = c.report;
-  await db.query(sql.unsafe`
+  const result = await db.query(sql.unsafe`
     UPDATE payment_links SET status = 'CONFIRMED', confirmed_rail = ${r.rail}, confirmed_at = ${c.confirmedAt},
       external_id = ${r.externalId}, payer = ${r.payer}, amount_received_minor = ${c.receivedMicro},
       simulated = ${r.simulated ?? false}, updated_at = now(), version = version + 1
     WHERE id = ${linkId} AND status = ANY(${sql.array(from, 'text')})`);
+  return result.rowCount > 0;
 }
 
 /** The watch window is over: chain watchers stop matching the owner's addresses. */

@@ -16,6 +16,7 @@ import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addr
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
+import { createMetricsRegistry, serveMetrics } from './metrics.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
 import { ensureTemporalCli } from './temporal-cli.js';
@@ -24,14 +25,29 @@ export function createLogger(config: Config): Logger {
   return pino(loggerOptions(config.logLevel));
 }
 
-/** Routes the Temporal SDK's own logs (worker state, activity failures) into our pino logger. */
-function installTemporalLogger(logger: Logger): void {
+/**
+ * Routes the Temporal SDK's own logs (worker state, activity failures) into our pino logger, and
+ * with TEMPORAL_METRICS_PORT has its core serve its worker and client metrics to Prometheus.
+ */
+function installTemporalRuntime(logger: Logger, config: Config): void {
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
     TRACE: 'trace', DEBUG: 'debug', INFO: 'debug', WARN: 'warn', ERROR: 'error',
   };
-  Runtime.install({
-    logger: new DefaultLogger('INFO', (entry) => logger[levels[entry.level]]({ ...entry.meta, sdk: 'temporal' }, entry.message)),
-  });
+  const sdkLogger = new DefaultLogger('INFO', (entry) => logger[levels[entry.level]]({ ...entry.meta, sdk: 'temporal' }, entry.message));
+  if (!config.temporalMetricsPort) return void Runtime.install({ logger: sdkLogger });
+  const bindAddress = `${bindHost(config.host)}:${config.temporalMetricsPort}`;
+  try {
+    Runtime.install({ logger: sdkLogger, telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } });
+  } catch (err) {
+    // A taken port (a second worker on one machine) costs the SDK's metrics, never the worker.
+    logger.warn({ err, bindAddress }, 'the Temporal SDK could not serve its metrics (TEMPORAL_METRICS_PORT); running without them');
+    Runtime.install({ logger: sdkLogger });
+  }
+}
+
+/** An IPv6 host in brackets, as a socket address wants it. */
+function bindHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 export interface Running {
@@ -99,14 +115,28 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
 
     // One connection through the SDK's Rust core for the client and the workers alike: a workflow
     // start costs the serving event loop about half the CPU it costs over @grpc/grpc-js (bench/create.ts).
-    installTemporalLogger(logger);
+    installTemporalRuntime(logger, config);
     const connection = await NativeConnection.connect({ address: temporalAddress });
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.temporal.namespace });
 
+    // One registry per process: an API and a worker in one process count into the same one.
+    const metricsRegistry = createMetricsRegistry();
+    const { metrics } = metricsRegistry;
     let workers: WorkerSet | undefined;
     if (opts.worker) {
-      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger } });
+      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics } });
+      if (config.workerMetricsPort !== undefined) {
+        // A taken port (a second worker on one machine) costs this worker its metrics port, never its work.
+        const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort).catch((err) => {
+          logger.warn({ err, port: config.workerMetricsPort }, 'could not serve worker metrics (WORKER_METRICS_PORT); running without them');
+          return undefined;
+        });
+        if (server) {
+          stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+          logger.info({ port: config.workerMetricsPort }, 'worker metrics on GET /metrics');
+        }
+      }
       // Before any watcher tick: a watcher resuming from its cursor then matches the backfilled addresses.
       await backfillLegacyDerivedAddresses(pool)
         .then((stores) => stores && logger.info({ stores }, 'wrote the derived addresses of marks from before migration 0011'))
@@ -127,7 +157,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       const rates = rateServiceFor(config, pool);
       // The dashboard links workflows to the embedded dev server's UI unless TEMPORAL_UI_URL names one.
       const apiConfig = { ...config, temporal: { ...config.temporal, uiUrl: config.temporal.uiUrl ?? temporalUiUrl } };
-      const app: FastifyInstance = await buildApp({ config: apiConfig, pool, temporal, rateLimitStore, rates, logger });
+      const app: FastifyInstance = await buildApp({ config: apiConfig, pool, temporal, rateLimitStore, rates, logger, metrics, metricsText: metricsRegistry.render });
       await app.listen({ host: config.host, port: config.port });
       stops.push(() => app.close());
       apiUrl = config.publicBaseUrl;

@@ -116,7 +116,11 @@ export function createChainActivities(deps: ActivityDeps) {
     for (const r of result.recovered ?? []) {
       deps.logger?.info({ watcher: key, ...r }, r.by === 'rescan' ? 'deposit found by the rescan of unfinalized blocks' : 'deposit found by a second provider');
     }
-    const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent }, input.rail, input.environment, BigInt(result.head));
+    // Heights in blocks (slots on Solana); a counter must never fail a tick.
+    if (/^\d+$/.test(result.head) && /^\d+$/.test(result.cursor.number)) {
+      deps.metrics?.watcherPosition(input.rail, input.environment, BigInt(result.head), BigInt(result.cursor.number));
+    }
+    const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent, metrics: deps.metrics }, input.rail, input.environment, BigInt(result.head));
     return { ...result, told };
   }
 }

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
+import type { Metrics } from '../../domain/metrics.js';
 import { markSignalled, unsignalledDeposits, type DepositRow } from '../../db/chain-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
 import type { Environment } from '../../domain/environment.js';
@@ -15,6 +16,7 @@ export interface SignalDeps {
   temporal: Client;
   dispatchEvent(input: { eventId: string }): Promise<unknown>;
   logger?: Pick<Logger, 'warn'>;
+  metrics?: Metrics;
 }
 
 function report(rail: UsdtRail, d: DepositRow): PaymentReport {
@@ -53,6 +55,8 @@ export async function signalDeposits(deps: SignalDeps, rail: UsdtRail, env: Envi
       }
     }
     await markSignalled(deps.pool, rail, env, d.tx_hash, d.log_index, d.state);
+    // Each state of a deposit is told once, so each is counted once (a deposit already deep enough when first read is only `confirmed`).
+    deps.metrics?.deposits(d.state === 'seen' || d.state === 'confirmed' ? d.state : 'dropped', rail, env, 1);
     told++;
   }
   return told;

@@ -11,7 +11,8 @@ import {
   type Disposition,
   type PaymentState,
 } from '../../db/link-payment-repo.js';
-import { findLinkById, listLinkPayments } from '../../db/payment-link-repo.js';
+import { findLinkById, listLinkPayments, type LinkPaymentRow, type LinkRow } from '../../db/payment-link-repo.js';
+import type { Metrics } from '../../domain/metrics.js';
 import { invoiceDto } from '../../services/invoices/dto.js';
 import { paymentLinkDetailDto } from '../../services/payment-links/dto.js';
 import { findInvoiceView } from '../../db/invoice-repo.js';
@@ -76,11 +77,13 @@ async function refuseSimulatedOnLive(db: CommonQueryMethods, linkId: string, rep
  * applies from the expected states (re-running it changes nothing), payments upsert on their
  * key, and the confirmation event is deduplicated by link id.
  */
-export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>) {
+export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' | 'metrics'>) {
   const { pool } = deps;
   return {
     async setLinkStatus(input: { linkId: string; from: LinkStatus[]; to: LinkStatus }): Promise<boolean> {
-      return moveLinkStatus(pool, input.linkId, input.from, input.to);
+      const moved = await moveLinkStatus(pool, input.linkId, input.from, input.to);
+      if (moved && deps.metrics && (input.to === 'EXPIRED' || input.to === 'CANCELLED')) await countEnded(pool, deps.metrics, input.linkId, input.to);
+      return moved;
     },
 
     async recordPayment(input: {
@@ -117,12 +120,15 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
       return pool.transaction(async (tx) => {
         await refuseSimulatedOnLive(tx, input.linkId, input.report);
         await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition });
-        await markLinkConfirmed(tx, input.linkId, input.from, { report: input.report, confirmedAt: input.confirmedAt, receivedMicro: input.receivedMicro });
+        const moved = await markLinkConfirmed(tx, input.linkId, input.from, { report: input.report, confirmedAt: input.confirmedAt, receivedMicro: input.receivedMicro });
         const row = (await findLinkById(tx, input.linkId))!;
+        const payments = await listLinkPayments(tx, input.linkId);
+        // Counted when this call confirmed it; recorded before the commit, so a failed commit may count one that a retry counts again.
+        if (moved) countConfirmed(deps.metrics, row, payments, input.report.rail, input.confirmedAt);
         const invoice = row.kind === 'invoice';
         const data = invoice
           ? invoiceDto((await findInvoiceView(tx, input.linkId))!)
-          : paymentLinkDetailDto(row, await listLinkPayments(tx, input.linkId), deps.config);
+          : paymentLinkDetailDto(row, payments, deps.config);
         const type = invoice ? 'invoice.paid' : 'payment_link.confirmed';
         const event = await insertEvent(tx, {
           storeId: row.store_id,
@@ -182,3 +188,19 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config'>
 }
 
 export type LinkActivities = ReturnType<typeof createLinkActivities>;
+
+/** An expired or cancelled link, counted under each rail it offered. */
+async function countEnded(pool: CommonQueryMethods, metrics: Metrics, linkId: string, to: 'EXPIRED' | 'CANCELLED'): Promise<void> {
+  const row = await findLinkById(pool, linkId);
+  if (!row) return;
+  for (const rail of row.enabled_rails) metrics.link(to === 'EXPIRED' ? 'expired' : 'cancelled', rail, row.environment);
+}
+
+/** A confirmation: its rail, and the times from creation and from the first evidence recorded for the link. */
+function countConfirmed(metrics: Metrics | undefined, row: LinkRow, payments: readonly LinkPaymentRow[], rail: string, confirmedAt: string): void {
+  if (!metrics) return;
+  const confirmedMs = Date.parse(confirmedAt);
+  const firstEvidenceMs = Math.min(...payments.map((p) => Date.parse(p.created_at)));
+  metrics.link('confirmed', rail, row.environment);
+  metrics.linkConfirmedAfter(rail, (confirmedMs - Date.parse(row.created_at)) / 1000, Number.isFinite(firstEvidenceMs) ? (confirmedMs - firstEvidenceMs) / 1000 : undefined);
+}

@@ -39,11 +39,14 @@ export function createReconciliationActivities(deps: ActivityDeps) {
       if (!chain) return { next: null, checked: 0, skipped: 0, rescanned: 0, recovered: 0, mismatches: 0, outflows: 0 };
       const beat = heartbeat();
       try {
-        return await reconcilePage(
+        const page = await reconcilePage(
           { pool: deps.pool, dispatchEvent: (eventId) => dispatchEventToWorkflows({ eventId }), progress: beat.now, logger: deps.logger },
           chain,
           { after: input.after, limit: input.limit ?? reconcilePageSize },
         );
+        deps.metrics?.reconciliationFindings(input.rail, 'mismatch', page.mismatches);
+        deps.metrics?.reconciliationFindings(input.rail, 'outflow', page.outflows);
+        return page;
       } finally {
         beat.stop();
       }

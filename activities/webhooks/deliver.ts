@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
+import type { Metrics } from '../../domain/metrics.js';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
 import {
   disableEndpoint,
@@ -80,7 +81,7 @@ export function activityContext(): Context | undefined {
  * `deliveryId` and settled. Shared by the delivery workflow's activity and by the dispatch's
  * inline first attempt, so both make exactly the same request and the same log row.
  */
-export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings }) {
+export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
   const { pool } = deps;
 
   /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
@@ -153,17 +154,24 @@ export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettin
     const startedAt = new Date();
     const r = await send(endpoint, event, startedAt, keyrings);
     const row = await record(input, r, startedAt);
-    if (!row) return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
+    if (!row) {
+      deps.metrics?.webhookAttempt('endpoint_unavailable');
+      return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
+    }
     activityContext()?.log.info('webhook attempt', {
       eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
     });
-    return settle(row);
+    // Counted where it was sent and logged: a retry that finds the logged attempt does not count it again.
+    const settled = await settle(row);
+    deps.metrics?.webhookAttempt(settled.outcome);
+    if (settled.outcome === 'endpoint_gone') deps.metrics?.webhookEndpointDisabled('gone');
+    return settled;
   }
 
   return { attempt, settle };
 }
 
-export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings }) {
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
   const { pool } = deps;
   const { attempt, settle } = createAttempts(deps);
 
@@ -189,8 +197,10 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Ser
      * since this event's first attempt, it has been failing for days: disable it with the reason.
      */
     async concludeExhaustedDelivery(input: { eventId: string; endpointId: string }): Promise<{ disabled: boolean }> {
+      deps.metrics?.webhookDeliveryExhausted();
       const h = await failureHistory(pool, input.endpointId, input.eventId);
       if (h.attempts === 0 || h.succeededSince) return { disabled: false };
+      deps.metrics?.webhookEndpointDisabled('failing');
       await disableEndpoint(pool, input.endpointId,
         `Disabled automatically on ${new Date().toISOString()}: no delivery succeeded since ${h.firstAttemptAt} ` +
           `(${h.attempts} attempts of event ${input.eventId}; last error: ${h.lastError ?? 'unknown'}). ` +

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
+import type { Metrics } from '../../domain/metrics.js';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
 import {
   findDeliveriesByIds,
@@ -27,7 +28,7 @@ const fanOutConcurrency = 32;
  */
 const inlineBudgetMs = 15_000;
 
-type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings };
+type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics };
 
 /**
  * The id of an event's first attempt at an endpoint, the same wherever it is made (inline by the

@@ -1,11 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
+import type { Metrics } from '../../domain/metrics.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { createDeliveryActivities } from './deliver.js';
 import { createDispatchActivities } from './dispatch.js';
 
 /** Webhook activities, registered on every worker; the workflows run them on the `webhooks` queue. */
-export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings }) {
+export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics }) {
   return {
     ...createDispatchActivities(deps),
     ...createDeliveryActivities(deps),

@@ -34,6 +34,12 @@ const known: Record<string, [label: string, text: string, category: FailureCateg
   SFC_IC0003: ['operator_does_not_exist', "The merchant's till or store number is not set up correctly.", 'merchant_configuration'],
 };
 
+/** The code as a metric label: `0`, a code of the table above, or `other` (a label's values must stay few). */
+export function resultCodeLabel(code: number | string): string {
+  const key = String(code).trim();
+  return key === '0' || known[key] ? key : 'other';
+}
+
 export function isSuccessCode(code: number | string): boolean {
   return String(code).trim() === '0';
 }

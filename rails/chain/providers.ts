@@ -119,7 +119,9 @@ export class ProviderBook {
     e.health.state = state;
     e.health.reason = reason;
     const who = { rail: this.rail, environment: this.environment, provider: this.label(position), state, reason };
-    if (!sidelineIt || e.sidelinedUntilMs > nowMs) {
+    const sidelines = sidelineIt && e.sidelinedUntilMs <= nowMs;
+    reportListener?.(this.rail, this.environment, position + 1, state, sidelines);
+    if (!sidelines) {
       if (nowMs - e.loggedAtMs < 60_000) return;
       e.loggedAtMs = nowMs;
       this.logger?.warn(who, `chain provider ${state}`);
@@ -148,6 +150,15 @@ export class ProviderBook {
 }
 
 const books = new Map<string, ProviderBook>();
+
+/** Told of every report: rail, environment, 1-based position, state, and whether it starts a sideline (a failover). */
+export type ProviderReportListener = (rail: string, environment: string, position: number, state: Exclude<ProviderState, 'ok'>, sidelined: boolean) => void;
+let reportListener: ProviderReportListener | undefined;
+
+/** The process's one listener to provider reports (its metrics: runtime/metrics.ts); a later one replaces it. */
+export function onProviderReport(listener: ProviderReportListener | undefined): void {
+  reportListener = listener;
+}
 
 /** The book of a rail in an environment for these URLs, kept for the life of the process. */
 export function providerBook(rail: string, environment: string, urls: readonly string[], logger?: Pick<Logger, 'warn' | 'info'>): ProviderBook {

@@ -16,11 +16,14 @@ import {
 } from '../../db/mobile-money-repo.js';
 import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
+import type { Metrics } from '../../domain/metrics.js';
+import { resultCodeLabel } from '../../domain/mpesa/result-codes.js';
 
 export interface CallbackDeps {
   pool: DatabasePool;
   temporal: Client;
   logger?: Logger;
+  metrics?: Metrics;
 }
 
 /** What Daraja expects back once we have the callback (pesafy-style; no body is documented). */
@@ -45,6 +48,8 @@ export async function receiveStkCallback(deps: CallbackDeps, token: string, body
     throw new AppError('not_found', 'No such callback.');
   }
   const bound = await bindCheckoutRequest(deps, request, cb.checkoutRequestId, cb.merchantRequestId);
+  // Counted once the token proved the callback is for one of our prompts; the code from a closed set.
+  deps.metrics?.stk('callback', resultCodeLabel(cb.resultCode));
   const success = cb.outcome.kind === 'success' ? cb.outcome : null;
   const suspicious = success && success.amountKes !== String(bound.amount_kes)
     ? `claims Amount ${success.amountKes}; the prompt asked for ${bound.amount_kes}`

@@ -124,6 +124,8 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
   // The answer does not wait for Temporal: the start runs after it (start-handoff.ts), and
   // whatever the hand-off does not start, the workers do.
   handoffFor(deps).offer(row.id, () => startWorkflowOf(deps, row, policy));
+  // Counted once per rail the link offers: "links offering TRON created".
+  for (const rail of spec.rails) deps.metrics?.link('created', rail, auth.environment);
   return row;
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { buildApp } from '../../runtime/http-app.js';
+import type { MetricsRegistry } from '../../runtime/metrics.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import { rateServiceFor } from '../../activities/rates/rate-service.js';
@@ -57,7 +58,7 @@ function withAnvilChainIds(env: Record<string, string>): Record<string, string> 
  */
 let runtimeInstalled = false;
 
-export async function startStack(env: Record<string, string> = {}, opts: { logger?: Logger; temporalAddress?: string } = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string> = {}, opts: { logger?: Logger; temporalAddress?: string; metrics?: MetricsRegistry } = {}): Promise<Stack> {
   // `temporalAddress`: reach the run's Temporal another way (through a TcpSwitch, to cut it off).
   const temporalAddress = opts.temporalAddress ?? process.env.MALIPO_TEST_TEMPORAL_ADDRESS;
   if (!temporalAddress) throw new Error('the jest global setup did not start Temporal');
@@ -84,11 +85,12 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   // As the service connects (services.ts): one native connection for the client and the workers.
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace });
-  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal }, workflowBundle: sharedWorkflowBundle() });
+  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal, metrics: opts.metrics?.metrics }, workflowBundle: sharedWorkflowBundle() });
   let workers = await newWorkers();
   let running = workers.run();
   const rates = rateServiceFor(config, pool);
-  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger });
+  // `metrics`: count as the service does (runtime/services.ts), into one registry for the API and the workers.
+  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger, metrics: opts.metrics?.metrics, metricsText: opts.metrics?.render });
   // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.
   await app.listen({ host: '127.0.0.1', port: env.PORT ? config.port : 0 });
   const address = app.server.address();

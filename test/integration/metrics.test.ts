@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Server } from 'node:http';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
+import { rateServiceFor } from '../../activities/rates/rate-service.js';
+import { buildApp } from '../../runtime/http-app.js';
+import { createMetricsRegistry, serveMetrics, type MetricsRegistry } from '../../runtime/metrics.js';
+import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
+import { httpCall } from '../helpers/http.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/wait.js';
+
+const token = 'metrics-token-0123456789abcdef';
+let stack: Stack;
+let registry: MetricsRegistry;
+let store: CreatedStore;
+let key: string;
+
+beforeAll(async () => {
+  registry = createMetricsRegistry();
+  stack = await startStack({ METRICS_TOKEN: token, USDT_CONTRACT_USDT_POLYGON_TEST: '0x000000000000000000000000000000000000dEaD' }, { metrics: registry });
+  store = await stack.createStore('Metrics');
+  key = store.keys.test.secretKey;
+  await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
+});
+afterAll(async () => stack?.stop());
+
+const scrape = async () => {
+  const res = await stack.request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return res.text;
+};
+
+/** The value of one series (0 when absent): `name{a="x",b="y"}` with the labels in any order. */
+function valueOf(text: string, name: string, labels: Record<string, string>): number {
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const found = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(m[3]);
+  }
+  return 0;
+}
+
+function labelValues(text: string): string[] {
+  return [...text.matchAll(/\w+="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
+}
+
+describe('GET /metrics on the API', () => {
+  it('asks for the bearer token: none or a wrong one is a 401, and the token is not echoed', async () => {
+    const none = await stack.request({ method: 'GET', url: '/metrics' });
+    expect(none.status).toBe(401);
+    expect(none.body.error).toMatchObject({ code: 'missing_api_key' });
+    const wrong = await stack.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer not-the-token' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toMatchObject({ code: 'invalid_api_key' });
+    const apiKey = await stack.request({ method: 'GET', url: '/metrics', key });
+    expect(apiKey.status).toBe(401);
+    expect(`${none.text}${wrong.text}`).not.toContain(token);
+  });
+
+  it('is a 404 when METRICS_TOKEN is unset, even with a bearer token', async () => {
+    const config = { ...stack.config, metricsToken: undefined };
+    const app = await buildApp({ config, pool: stack.pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(), rates: rateServiceFor(config, stack.pool), metrics: registry.metrics, metricsText: registry.render });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error).toMatchObject({ code: 'not_found' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts a link created, read, paid and confirmed, and one cancelled, with bounded labels only', async () => {
+    const created = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '5', enabledRails: ['USDT_POLYGON'] } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect((await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key })).status).toBe(200);
+    await stack.workflowStarted(id);
+    const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${id}/simulate-payment`, key, payload: { rail: 'USDT_POLYGON' } });
+    expect(paid.body).toMatchObject({ status: 'CONFIRMED' });
+
+    const other = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '6', enabledRails: ['USDT_POLYGON'] } });
+    await stack.workflowStarted(other.body.id);
+    expect((await stack.request({ method: 'POST', url: `/v1/payment-links/${other.body.id}/cancel`, key })).status).toBe(200);
+
+    // Polled in process (GET /metrics has a rate limit of its own), then scraped once.
+    await eventually(async () => {
+      const t = (await registry.render()).body;
+      return valueOf(t, 'malipo_payment_links_total', { event: 'cancelled', rail: 'USDT_POLYGON', environment: 'test' }) >= 1 ? t : undefined;
+    }, 'the cancellation to be counted');
+    const text = await scrape();
+    expect(valueOf(text, 'malipo_payment_links_total', { event: 'created', rail: 'USDT_POLYGON', environment: 'test' })).toBe(2);
+    expect(valueOf(text, 'malipo_payment_links_total', { event: 'confirmed', rail: 'USDT_POLYGON', environment: 'test' })).toBe(1);
+    expect(valueOf(text, 'malipo_link_confirmation_seconds_count', { rail: 'USDT_POLYGON' })).toBe(1);
+    expect(valueOf(text, 'malipo_link_evidence_to_confirmation_seconds_count', { rail: 'USDT_POLYGON' })).toBe(1);
+    // HTTP answers by the route's pattern, never the raw path.
+    expect(valueOf(text, 'malipo_http_requests_total', { method: 'GET', route: '/v1/payment-links/:id', status: '200' })).toBe(1);
+    expect(valueOf(text, 'malipo_http_requests_total', { method: 'POST', route: '/v1/payment-links', status: '201' })).toBe(2);
+    expect(valueOf(text, 'malipo_http_request_duration_seconds_count', { method: 'GET', route: '/v1/payment-links/:id', status_class: '2xx' })).toBe(1);
+    expect(valueOf(text, 'malipo_process_cpu_seconds_total', {})).toBeGreaterThan(0);
+
+    // No label is an id, a key, a phone number or an address.
+    const values = labelValues(text);
+    expect(values.length).toBeGreaterThan(10);
+    const offending = values.filter((v) => /(^|_)(pl|inv|evt|we|wd|key|sk|pk)_|0x[0-9a-f]{8}|^\+?254\d{6}|^\d{9,}$/i.test(v) || v.includes(id) || v.includes(key));
+    expect(offending).toEqual([]);
+  });
+
+  it('counts an Idempotency-Key reused for another request by its code', async () => {
+    const headers = { 'idempotency-key': 'metrics-idem-1' };
+    expect((await stack.request({ method: 'POST', url: '/v1/payment-links', key, headers, payload: { usdtAmount: '7', enabledRails: ['USDT_POLYGON'] } })).status).toBe(201);
+    const reused = await stack.request({ method: 'POST', url: '/v1/payment-links', key, headers, payload: { usdtAmount: '8', enabledRails: ['USDT_POLYGON'] } });
+    expect(reused.status).toBe(409);
+    const text = await scrape();
+    expect(valueOf(text, 'malipo_idempotency_conflicts_total', { code: 'idempotency_key_reused' })).toBe(1);
+    expect(valueOf(text, 'malipo_http_requests_total', { method: 'POST', route: '/v1/payment-links', status: '409' })).toBe(1);
+  });
+
+  it('counts a request that matches no route under one label, not its path', async () => {
+    await stack.request({ method: 'GET', url: '/v1/no-such-thing/pl_123' });
+    const text = await scrape();
+    expect(valueOf(text, 'malipo_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain('no-such-thing');
+  });
+});
+
+describe("a worker's metrics port", () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await serveMetrics(registry, '127.0.0.1', 0);
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('serves the same registry on GET /metrics and nothing else', async () => {
+    const address = server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const res = await httpCall(base, { method: 'GET', url: '/metrics' });
+    expect(res.status).toBe(200);
+    expect(String(res.headers['content-type'])).toContain('text/plain');
+    expect(res.text).toContain('malipo_payment_links_total');
+    expect((await httpCall(base, { method: 'GET', url: '/' })).status).toBe(404);
+  });
+});
