@@ -28,10 +28,14 @@ export async function sendMobileMoneyPrompt(
     // One update id for this request: asked again below, an update already admitted is answered, not run again.
     const updateId = `prompt-${randomUUID()}`;
     const result = await promptMobileMoney(deps.temporal, linkId, phone.phone, updateId).catch(async (err) => {
-      // A link made while Temporal could not be reached may not have its workflow yet: start it, then prompt.
+      // A link made while Temporal could not be reached, or a moment ago (its start handed off after
+      // the 201 and still in flight), may not have its workflow yet: start it if the row says it is
+      // not, then prompt again. Asked once more even when the row says started: the hand-off may
+      // have recorded its start between this update and the read. A closed workflow answers
+      // not-found again (ids are never reused), and that error stands.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       const row = await findLinkById(deps.pool, linkId);
-      if (!row || row.workflow_started) throw err;
+      if (!row) throw err;
       await ensureRequestStarted(deps, row);
       return promptMobileMoney(deps.temporal, linkId, phone.phone, updateId);
     });
