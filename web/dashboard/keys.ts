@@ -101,7 +101,7 @@ async function render(deps: ApiDeps, session: DashboardSession, state: PageState
 (${defaultRollGraceHours} hours unless you say otherwise, at most ${maxRollGraceHours}), then it is refused. Revoke a key to stop it at once,
 on every server. The API does the same at <code>/v1/keys</code>.</p>
 <section class="card"><h2>Keys</h2>
-<table class="table" data-testid="keys"><thead><tr><th>Key</th><th>Name</th><th>Status</th><th>Created</th><th>Last used</th><th></th></tr></thead>
+<table class="table" data-testid="keys" tabindex="0" aria-label="API keys"><thead><tr><th>Key</th><th>Name</th><th>Status</th><th>Created</th><th>Last used</th><th></th></tr></thead>
 <tbody>${data.map((k) => keyRow(session, k, errorsOf(k.id)))}</tbody></table>
 </section>
 ${can(session, 'developer') ? html`<section class="card" aria-labelledby="new-key-title"><h2 id="new-key-title">Create a key</h2>

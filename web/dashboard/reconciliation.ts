@@ -36,7 +36,7 @@ A <strong>mismatch</strong> is money on an address that no recorded deposit expl
 left an address (usually your own sweep): noted only. The API reads the same list at <code>/v1/reconciliation/findings</code>.</p>
 <section class="card"><h2>Findings</h2>
 ${findings.length
-    ? html`<table class="table" data-testid="findings"><thead><tr><th>Found</th><th>Kind</th><th>Status</th><th>Network</th><th>Address</th><th>Balance</th><th>Expected</th><th>Difference</th><th>Block</th></tr></thead>
+    ? html`<table class="table" data-testid="findings" tabindex="0" aria-label="Reconciliation findings"><thead><tr><th>Found</th><th>Kind</th><th>Status</th><th>Network</th><th>Address</th><th>Balance</th><th>Expected</th><th>Difference</th><th>Block</th></tr></thead>
 <tbody>${findings.map(findingRow)}</tbody></table>`
     : html`<p class="empty">Nothing to report: every balance matches the recorded deposits.</p>`}
 </section>`;

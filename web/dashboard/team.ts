@@ -49,7 +49,7 @@ ${csrfField(session)}<button type="submit" class="danger">${self ? 'Leave' : 'Re
     return html`<tr data-member="${m.email}"><td>${m.email}${self ? html` <small>(you)</small>` : ''}</td><td data-testid="role">${roleLabels[m.role]}</td><td>${formatTime(m.since)}</td><td>${manage}</td></tr>`;
   });
   const invitations = team.invitations.length
-    ? html`<h3>Open invitations</h3><table class="table"><thead><tr><th>Email</th><th>Role</th><th>Valid until</th><th></th></tr></thead><tbody>${team.invitations.map(
+    ? html`<h3>Open invitations</h3><table class="table" tabindex="0" aria-label="Open invitations"><thead><tr><th>Email</th><th>Role</th><th>Valid until</th><th></th></tr></thead><tbody>${team.invitations.map(
         (i) => html`<tr data-invitation="${i.email}"><td>${i.email}</td><td>${roleLabels[i.role]}</td><td>${formatTime(i.expiresAt)}</td><td>${
           owner ? html`<form method="post" action="/dashboard/team/invitations/${i.id}/cancel">${csrfField(session)}<button type="submit" class="danger">Withdraw</button></form>` : ''
         }</td></tr>`,
@@ -61,7 +61,7 @@ ${csrfField(session)}<button type="submit" class="danger">${self ? 'Leave' : 'Re
     'Team',
     html`${state.banner ?? ''}${notice('error', state.rowError)}
 <section class="card"><h2>Members</h2>
-<table class="table" data-testid="members"><thead><tr><th>Email</th><th>Role</th><th>Since</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+<table class="table" data-testid="members" tabindex="0" aria-label="Members"><thead><tr><th>Email</th><th>Role</th><th>Since</th><th></th></tr></thead><tbody>${rows}</tbody></table>
 ${invitations}
 <dl class="roles">${roles.map((r) => html`<dt>${roleLabels[r]}</dt><dd>${roleHelp[r]}</dd>`)}</dl>
 </section>

@@ -78,7 +78,7 @@ ${bannerFor(state.query ?? {}, deliveries)}${state.errors ? formError(state.erro
 ${can(session, 'developer') ? endpointActions(session, endpoint, { from: 'log' }) : ''}</section>
 <section class="card"><h2>Recent deliveries</h2>
 ${deliveries.length
-    ? html`<table class="table" data-testid="deliveries"><thead><tr><th>When</th><th>Event</th><th>Attempt</th><th>Result</th><th>HTTP</th><th>Latency</th><th>Error</th><th></th></tr></thead>
+    ? html`<table class="table" data-testid="deliveries" tabindex="0" aria-label="Deliveries"><thead><tr><th>When</th><th>Event</th><th>Attempt</th><th>Result</th><th>HTTP</th><th>Latency</th><th>Error</th><th></th></tr></thead>
 <tbody>${deliveries.map((d) => deliveryRows(session, endpoint, d, payloads.get(d.eventId)))}</tbody></table>`
     : html`<p class="empty">Nothing has been sent to this endpoint yet.</p>`}
 </section>`;

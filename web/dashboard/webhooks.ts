@@ -62,7 +62,7 @@ export async function renderWebhooksPage(deps: ApiDeps, session: DashboardSessio
   // An error about an endpoint the list does not show (deleted meanwhile, another store's) goes on top.
   const orphan = state.rowErrors && !endpoints.some((e) => e.id === state.rowErrors!.endpointId) ? formError(state.rowErrors.errors) : '';
   const list = endpoints.length
-    ? html`<table class="table" data-testid="endpoints"><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th></th></tr></thead>
+    ? html`<table class="table" data-testid="endpoints" tabindex="0" aria-label="Webhook endpoints"><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Created</th><th></th></tr></thead>
 <tbody>${endpoints.map((e) => endpointRow(session, e, errorsOf(e.id)))}</tbody></table>`
     : html`<p class="empty">No webhook endpoints yet.</p>`;
   const create = can(session, 'developer')
