@@ -32,10 +32,14 @@ export async function recordDeposit(stack: Stack, d: RecordedDeposit): Promise<P
   const env = d.environment ?? 'test';
   const txHash = txHashOf(d.tag);
   const from = d.from ?? '0x00000000000000000000000000000000000000aa';
-  await upsertSeenDeposit(stack.pool, d.rail, env, {
-    txHash, logIndex: 0, to: d.to, from, amountMinor: d.amountMinor, decimals: d.decimals, blockNumber: 100n, blockHash: `0x${'b'.repeat(64)}`,
-    owner: { kind: 'payment_link', id: d.linkId, storeId: d.storeId },
+  // One transaction: a link's workflow reads recorded deposits by itself (pendingEvidence), so it
+  // must not catch a deposit the test means as confirmed in the moment it is still seen.
+  await stack.pool.transaction(async (tx) => {
+    await upsertSeenDeposit(tx, d.rail, env, {
+      txHash, logIndex: 0, to: d.to, from, amountMinor: d.amountMinor, decimals: d.decimals, blockNumber: 100n, blockHash: `0x${'b'.repeat(64)}`,
+      owner: { kind: 'payment_link', id: d.linkId, storeId: d.storeId },
+    });
+    if (d.state !== 'seen') await setDepositState(tx, d.rail, env, txHash, 0, d.state);
   });
-  if (d.state !== 'seen') await setDepositState(stack.pool, d.rail, env, txHash, 0, d.state);
   return { rail: d.rail, key: `${txHash}:0`, externalId: txHash, payer: from, amountMinor: String(d.amountMinor), decimals: d.decimals, blockNumber: 100 };
 }
