@@ -97,7 +97,12 @@ describe('a link that keeps receiving payments', () => {
       await handle.signal(paymentConfirmed, await deposit(`dust${i}`, 1n));
       await eventually(async () => ((await getLink(link.id)).amountReceived === String(i) ? true : undefined), `${i} USDT received`);
     }
-    const later = await handle.describe();
+    // The run continues as new between messages, in a workflow task after the payment's write:
+    // under load a read may see the amount before that task has run.
+    const later = await eventually(async () => {
+      const d = await handle.describe();
+      return d.runId !== firstRunId ? d : undefined;
+    }, 'the run to continue as new');
     expect(later.runId).not.toBe(firstRunId);
     const first = await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(link.id), firstRunId).describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
