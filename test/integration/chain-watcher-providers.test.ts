@@ -105,6 +105,28 @@ function watcher(rail: 'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON', positions: numb
   };
 }
 
+/**
+ * Provider `p` reports a 5 USDT transfer to a watched address in the latest block that no
+ * transaction made: every eth_getLogs answer covering that block gains it until `stop()`.
+ */
+async function inventTransfer(p: number): Promise<{ n: bigint; fakeTx: string; stop: () => void }> {
+  const n = await head();
+  const block = await anvil.publicClient.getBlock({ blockNumber: n });
+  const to = await watchedAddress();
+  const fakeTx = `0x${randomBytes(32).toString('hex')}`;
+  const fake = {
+    address: usdt.address.toLowerCase(), topics: [transferTopic, pad(payer.toLowerCase() as Address), pad(to.toLowerCase() as Address)],
+    data: pad('0x4c4b40'), blockNumber: `0x${n.toString(16)}`, blockHash: block.hash, transactionHash: fakeTx,
+    transactionIndex: '0x0', logIndex: '0x0', removed: false,
+  };
+  const covers = (params: unknown[]) => {
+    const f = params[0] as { fromBlock: string; toBlock: string };
+    return BigInt(f.fromBlock) <= n && n <= BigInt(f.toBlock);
+  };
+  const stop = rpcs[p]!.fail({ method: 'eth_getLogs', when: covers, fault: { rewrite: (a: RpcAnswer) => ({ ...a, result: [...(a.result as unknown[]), fake] }) } });
+  return { n, fakeTx, stop };
+}
+
 describe('a watcher with two providers', () => {
   it('finds a transfer the first provider hides, through the second, and reports the first', async () => {
     const w = watcher('USDT_BSC', [A, B]);
@@ -128,20 +150,7 @@ describe('a watcher with two providers', () => {
     const w = watcher('USDT_ETH', [A, B]);
     await w.tick();
     await mine(1);
-    const n = await head();
-    const block = await anvil.publicClient.getBlock({ blockNumber: n });
-    const to = await watchedAddress();
-    const fakeTx = `0x${randomBytes(32).toString('hex')}`;
-    const fake = {
-      address: usdt.address.toLowerCase(), topics: [transferTopic, pad(payer.toLowerCase() as Address), pad(to.toLowerCase() as Address)],
-      data: pad('0x4c4b40'), blockNumber: `0x${n.toString(16)}`, blockHash: block.hash, transactionHash: fakeTx,
-      transactionIndex: '0x0', logIndex: '0x0', removed: false,
-    };
-    const covers = (params: unknown[]) => {
-      const f = params[0] as { fromBlock: string; toBlock: string };
-      return BigInt(f.fromBlock) <= n && n <= BigInt(f.toBlock);
-    };
-    const stop = rpcs[B]!.fail({ method: 'eth_getLogs', when: covers, fault: { rewrite: (a: RpcAnswer) => ({ ...a, result: [...(a.result as unknown[]), fake] }) } });
+    const { n, fakeTx, stop } = await inventTransfer(B);
     await mine(3);
     for (let i = 0; i < 3; i++) await w.tick();
     expect(await depositOf(fakeTx)).toBeNull();
@@ -164,20 +173,7 @@ describe('a watcher with two providers', () => {
     const w = watcher('USDT_BSC', [A, B], 2, 20n);
     await w.tick();
     await mine(1);
-    const n = await head();
-    const block = await anvil.publicClient.getBlock({ blockNumber: n });
-    const to = await watchedAddress();
-    const fakeTx = `0x${randomBytes(32).toString('hex')}`;
-    const fake = {
-      address: usdt.address.toLowerCase(), topics: [transferTopic, pad(payer.toLowerCase() as Address), pad(to.toLowerCase() as Address)],
-      data: pad('0x4c4b40'), blockNumber: `0x${n.toString(16)}`, blockHash: block.hash, transactionHash: fakeTx,
-      transactionIndex: '0x0', logIndex: '0x0', removed: false,
-    };
-    const covers = (params: unknown[]) => {
-      const f = params[0] as { fromBlock: string; toBlock: string };
-      return BigInt(f.fromBlock) <= n && n <= BigInt(f.toBlock);
-    };
-    const stop = rpcs[B]!.fail({ method: 'eth_getLogs', when: covers, fault: { rewrite: (a: RpcAnswer) => ({ ...a, result: [...(a.result as unknown[]), fake] }) } });
+    const { n, fakeTx, stop } = await inventTransfer(B);
     try {
       await mine(5);
       for (let i = 0; i < 2; i++) await w.tick();
