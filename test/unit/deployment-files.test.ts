@@ -4,10 +4,11 @@ import { parse } from 'yaml';
 
 /** Docker cannot run here: the compose file is kept correct by reading it as data. */
 describe('docker-compose.yml', () => {
-  const compose = parse(readFileSync('docker-compose.yml', 'utf8')) as { services: Record<string, any>; volumes: Record<string, unknown> };
+  // Merge keys on: api and worker share their environment through `<<: *app-env`.
+  const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, any>; volumes: Record<string, unknown>; secrets: Record<string, any> };
 
   it('has every production part', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'redis', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'grafana', 'postgres', 'prometheus', 'redis', 'temporal', 'temporal-setup', 'temporal-ui', 'worker']);
   });
 
   it('runs api and worker from the one Dockerfile against PostgreSQL and Temporal, never embedded', () => {
@@ -40,6 +41,28 @@ describe('docker-compose.yml', () => {
     for (const s of Object.values(compose.services)) {
       for (const p of (s.ports ?? []) as string[]) if (s !== compose.services.api) expect(p).toMatch(/^127\.0\.0\.1:/);
     }
+  });
+
+  it('makes api and workers scrapeable: the token from the environment, never a committed one', () => {
+    const { api, worker, prometheus } = compose.services;
+    expect(api.environment.METRICS_TOKEN).toMatch(/^\$\{METRICS_TOKEN:\?/);
+    expect(worker.environment.METRICS_TOKEN).toBeUndefined();
+    expect(worker.environment.WORKER_METRICS_PORT).toBe(9464);
+    for (const s of [api, worker]) expect(s.environment.TEMPORAL_METRICS_PORT).toBe(9465);
+    expect(compose.secrets.metrics_token).toEqual({ environment: 'METRICS_TOKEN' });
+    expect(prometheus.secrets).toEqual(['metrics_token']);
+    expect(prometheus.image).toMatch(/^prom\/prometheus:v\d+\.\d+\.\d+$/);
+    expect(prometheus.volumes).toContain('./deploy/prometheus:/etc/prometheus:ro');
+  });
+
+  it('signs everyone in to Grafana, with an admin password from the environment', () => {
+    const { grafana } = compose.services;
+    expect(grafana.image).toMatch(/^grafana\/grafana:\d+\.\d+\.\d+$/);
+    expect(grafana.environment.GF_SECURITY_ADMIN_PASSWORD).toMatch(/^\$\{GRAFANA_ADMIN_PASSWORD:\?/);
+    expect(grafana.environment.GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
+    expect(grafana.environment.GF_USERS_ALLOW_SIGN_UP).toBe('false');
+    expect(grafana.ports).toEqual(['127.0.0.1:3001:3000']);
+    expect(compose.services.prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
   });
 
   it('names only services that exist in depends_on', () => {
