@@ -39,6 +39,7 @@ function promtool(args: string[]): Promise<{ code: number; output: string }> {
 /** Runs promtool and fails with its whole output unless it exits 0. */
 async function expectPromtoolPasses(args: string[]): Promise<void> {
   const { code, output } = await promtool(args);
+  if (code === -1) throw new Error(output);
   if (code !== 0) throw new Error(`promtool ${args.join(' ')} exited ${code}:\n${output}`);
 }
 
