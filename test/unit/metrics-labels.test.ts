@@ -15,12 +15,13 @@ describe('metric labels', () => {
   it('serves the product metrics and the process metrics in the text format', async () => {
     const { metrics, render } = createMetricsRegistry();
     metrics.link('created', 'USDT_TRON', 'live');
-    metrics.watcherPosition('USDT_TRON', 'live', 1_000n, 990n);
+    metrics.watcherPosition('USDT_TRON', 'live', 1_000n, 990n, 3);
     metrics.stk('callback', resultCodeLabel('1032'));
     const { contentType, body } = await render();
     expect(contentType).toContain('text/plain');
     expect(body).toContain('malipo_payment_links_total{event="created",rail="USDT_TRON",environment="live"} 1');
     expect(body).toContain('malipo_chain_lag_blocks{rail="USDT_TRON",environment="live"} 10');
+    expect(body).toContain('malipo_chain_lag_seconds{rail="USDT_TRON",environment="live"} 30');
     expect(body).toContain('malipo_mpesa_stk_total{step="callback",result="1032"} 1');
     expect(body).toContain('malipo_process_cpu_seconds_total');
   });
