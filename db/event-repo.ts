@@ -92,3 +92,18 @@ export async function findStoreEvents(db: CommonQueryMethods, scope: { storeId: 
     WHERE id = ANY(${sql.array([...ids], 'text')}) AND store_id = ${scope.storeId} AND environment = ${scope.environment}`);
   return rows.map(toEvent);
 }
+
+/**
+ * The scope's `webhook_delivery.exhausted` events, newest first, leaving out those whose event has
+ * since reached the endpoint (sent again by hand) and those of deleted endpoints.
+ */
+export async function openDeliveryExhaustions(db: CommonQueryMethods, scope: { storeId: string; environment: Environment }, limit: number): Promise<StoredEvent[]> {
+  const rows = await db.any(sql.type(eventRow)`
+    SELECT e.id, e.store_id, e.environment, e.type, e.created_at, e.payload FROM events e
+    WHERE e.store_id = ${scope.storeId} AND e.environment = ${scope.environment} AND e.type = 'webhook_delivery.exhausted'
+      AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = e.about_endpoint_id)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+        WHERE d.event_id = e.payload->'data'->>'eventId' AND d.endpoint_id = e.about_endpoint_id AND d.status = 'succeeded')
+    ORDER BY e.created_at DESC LIMIT ${limit}`);
+  return rows.map(toEvent);
+}

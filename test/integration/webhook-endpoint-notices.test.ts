@@ -3,6 +3,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
@@ -117,6 +119,23 @@ describe('webhook_delivery.exhausted', () => {
     expect((await getEndpoint(store, flaky.id)).status).toBe('enabled');
     expect(ofType('/nok/other', other.secret, 'webhook_delivery.exhausted')[0]!.data).toMatchObject({ endpointId: flaky.id, endpointDisabled: false });
     expect(receiver.requestsTo('/nok/flaky').map((r) => JSON.parse(r.body).type)).not.toContain('webhook_delivery.exhausted');
+
+    // The dashboard lists it with "Send again"; sent again and delivered, it leaves the list.
+    const session = await signInHttp(stack.baseUrl, await dashboardUser(stack, store, 'developer'));
+    const page = async () => (await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/webhooks', headers: { cookie: session.cookie } })).text;
+    const shown = await page();
+    const notice = /<section class="notice error" role="alert" data-testid="exhausted-deliveries">([\s\S]*?)<\/section>/.exec(shown)?.[1] ?? '';
+    expect(notice).toContain(event.id);
+    expect(notice).toContain('HTTP 500');
+    const action = /action="(\/dashboard\/webhooks\/[^"]+\/retry)"/.exec(notice)?.[1];
+    expect(action).toBe(`/dashboard/webhooks/${flaky.id}/deliveries/${ofType('/nok/other', other.secret, 'webhook_delivery.exhausted')[0]!.data.lastDeliveryId}/retry`);
+    receiver.on('/nok/flaky', () => ({ status: 200 }));
+    const sent = await httpCall(stack.baseUrl, {
+      method: 'POST', url: action!, payload: new URLSearchParams({ csrf: session.csrf }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl, cookie: session.cookie },
+    });
+    expect(sent.status).toBe(303);
+    expect(await page()).not.toContain('data-testid="exhausted-deliveries"');
   }, 60_000);
 
   it('raises nothing when a delivery of a notice itself runs out of attempts: no loop', async () => {
@@ -131,5 +150,24 @@ describe('webhook_delivery.exhausted', () => {
     expect(await storedNotices(store, 'webhook_endpoint.disabled')).toBe(0);
     expect(await storedNotices(store, 'webhook_delivery.exhausted')).toBe(1);
     expect(verified('/nloop/other', other.secret).map((b) => b.id)).toEqual([event.id]);
+  }, 60_000);
+});
+
+describe('the dashboard', () => {
+  it('shows an endpoint Malipo disabled with its reason, and an exhausted delivery of a disabled endpoint without "Send again"', async () => {
+    const store = await stack.createStore();
+    receiver.on('/ndash/broken', () => ({ status: 502 }));
+    const broken = await endpoint(store, '/ndash/broken');
+    const { event } = await emit(store);
+    await finished(event.id, broken.id);
+    await eventually(() => storedNotices(store, 'webhook_delivery.exhausted'), (n) => n === 1, 'the exhausted event');
+    const session = await signInHttp(stack.baseUrl, await dashboardUser(stack, store, 'developer'));
+    const page = (await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/webhooks', headers: { cookie: session.cookie } })).text;
+    const row = new RegExp(`<tr data-endpoint="${broken.id}">[\\s\\S]*?</tr>`).exec(page)?.[0] ?? '';
+    expect(row).toContain('data-testid="disabled-reason">Disabled automatically on');
+    const notice = /data-testid="exhausted-deliveries">([\s\S]*?)<\/section>/.exec(page)?.[1] ?? '';
+    expect(notice).toContain(event.id);
+    expect(notice).toContain('Enable the endpoint to send it again.');
+    expect(notice).not.toContain('/retry');
   }, 60_000);
 });
