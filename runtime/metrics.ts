@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Metrics } from '../domain/metrics.js';
 import { onProviderReport, providerHealth } from '../rails/chain/providers.js';
@@ -112,30 +112,32 @@ export interface UnstartedBacklog {
  * gauges are left out of it, and the first failure of a streak is logged.
  */
 export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise<UnstartedBacklog>, logger?: Pick<Logger, 'warn'>): void {
-  const registers = [source.registry];
   let last: Promise<UnstartedBacklog | undefined> | undefined;
   let failing = false;
-  // Both gauges collect from one read per scrape: the first starts it, the second reuses it.
-  const readOnce = () =>
-    (last ??= read().then(
+  // Both gauges collect from one read per scrape: prom-client asks every metric in one synchronous
+  // loop, so a read is shared until the next microtask and never reused by a later scrape.
+  const readOnce = () => {
+    if (last) return last;
+    last = read().then(
       (backlog) => ((failing = false), backlog),
       (err: unknown) => {
         if (!failing) logger?.warn({ err }, 'could not count the links whose workflow has not started; the scrape goes on without it');
         failing = true;
         return undefined;
       },
-    ).finally(() => setImmediate(() => (last = undefined))));
-  const gauge = (name: string, help: string, pick: (b: UnstartedBacklog) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      async collect() {
-        const backlog = await readOnce();
-        if (backlog) this.set(pick(backlog));
-        else this.reset();
-      },
-    });
+    );
+    queueMicrotask(() => (last = undefined));
+    return last;
+  };
+  // A gauge of its own making: prom-client's Gauge without labels always shows a value (0 after a
+  // reset), and 0 would claim there is no backlog when it could not be read.
+  const gauge = (name: string, help: string, pick: (b: UnstartedBacklog) => number) => {
+    const collect = async () => {
+      const backlog = await readOnce();
+      return { name, help, type: 'gauge', aggregator: 'sum', values: backlog ? [{ value: pick(backlog), labels: {} }] : [] };
+    };
+    source.registry.registerMetric({ name, help, type: 'gauge', aggregator: 'sum', get: collect, reset() {} } as unknown as Metric);
+  };
   gauge('malipo_link_workflows_unstarted', 'Links and invoices created over 60 s ago whose workflow has not started', (b) => b.count);
   gauge('malipo_link_workflows_unstarted_oldest_seconds', 'Age in seconds of the oldest link or invoice whose workflow has not started (0 when none waits over 60 s)', (b) => b.oldestSeconds);
 }
