@@ -39,6 +39,7 @@ const envSchema = z.object({
   TEMPORAL_DATABASE: z.string().regex(/^[a-z_][a-z0-9_]{0,40}$/, 'a lowercase PostgreSQL database name').default('temporal'),
   CLUSTER_API_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
   CLUSTER_WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
+  CLUSTER_METRICS_PORT: z.coerce.number().int().min(1).max(65_000).optional(), // start:cluster: worker slot i serves WORKER_METRICS_PORT base+2i and TEMPORAL_METRICS_PORT base+2i+1; unset → none
   TASK_QUEUE_PREFIX: z.string().regex(/^[\w.-]*$/).default(''),
   PGLITE_PORT: z.coerce.number().int().optional(),
   REDIS_URL: z.string().optional(),
@@ -124,6 +125,8 @@ export interface Config {
     readonly temporalDatabase: string;
     readonly apiProcesses: number;
     readonly workerProcesses: number;
+    /** CLUSTER_METRICS_PORT: the first of the worker processes' metrics ports (two per worker); undefined, none. */
+    readonly metricsPort: number | undefined;
   };
   readonly pglitePort: number | undefined;
   readonly redisUrl: string | undefined;
@@ -219,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       temporalDatabase: e.TEMPORAL_DATABASE,
       apiProcesses: e.CLUSTER_API_PROCESSES,
       workerProcesses: e.CLUSTER_WORKER_PROCESSES,
+      metricsPort: e.CLUSTER_METRICS_PORT,
     }),
     pglitePort: e.PGLITE_PORT,
     redisUrl: e.REDIS_URL || undefined,

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 import { newId } from '../domain/ids.js';
 
-export type EventType = 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'reconciliation.mismatch' | 'webhook_endpoint.tested';
+export type EventType =
+  | 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'reconciliation.mismatch'
+  | 'webhook_endpoint.disabled' | 'webhook_delivery.exhausted' | 'webhook_endpoint.tested';
 
 export interface StoredEvent {
   id: string;
@@ -26,18 +28,19 @@ const eventRow = z.object({
 /**
  * Writes an event into the outbox, inside the caller's transaction. `dedupeKey` makes it
  * idempotent: a retried activity gets the event written the first time, with the same id.
+ * `aboutEndpointId`: the webhook endpoint the event is about, which the fan-out leaves out.
  */
 export async function insertEvent(
   db: CommonQueryMethods,
-  e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string },
+  e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string; aboutEndpointId?: string },
 ): Promise<StoredEvent> {
   const existing = await findEventByDedupeKey(db, e.dedupeKey);
   if (existing) return existing;
   const id = newId('event');
   const payload = { id, type: e.type, createdAt: e.createdAt, environment: e.environment, data: e.data };
   await db.query(sql.unsafe`
-    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at)
-    VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt})
+    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at, about_endpoint_id)
+    VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt}, ${e.aboutEndpointId ?? null})
     ON CONFLICT (dedupe_key) DO NOTHING`);
   return (await findEventByDedupeKey(db, e.dedupeKey))!;
 }
@@ -87,5 +90,20 @@ export async function findStoreEvents(db: CommonQueryMethods, scope: { storeId: 
   const rows = await db.any(sql.type(eventRow)`
     SELECT id, store_id, environment, type, created_at, payload FROM events
     WHERE id = ANY(${sql.array([...ids], 'text')}) AND store_id = ${scope.storeId} AND environment = ${scope.environment}`);
+  return rows.map(toEvent);
+}
+
+/**
+ * The scope's `webhook_delivery.exhausted` events, newest first, leaving out those whose event has
+ * since reached the endpoint (sent again by hand) and those of deleted endpoints.
+ */
+export async function openDeliveryExhaustions(db: CommonQueryMethods, scope: { storeId: string; environment: Environment }, limit: number): Promise<StoredEvent[]> {
+  const rows = await db.any(sql.type(eventRow)`
+    SELECT e.id, e.store_id, e.environment, e.type, e.created_at, e.payload FROM events e
+    WHERE e.store_id = ${scope.storeId} AND e.environment = ${scope.environment} AND e.type = 'webhook_delivery.exhausted'
+      AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = e.about_endpoint_id)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+        WHERE d.event_id = e.payload->'data'->>'eventId' AND d.endpoint_id = e.about_endpoint_id AND d.status = 'succeeded')
+    ORDER BY e.created_at DESC LIMIT ${limit}`);
   return rows.map(toEvent);
 }

@@ -110,6 +110,17 @@ export async function unstartedRequests(db: CommonQueryMethods, olderThanSeconds
     ORDER BY created_at LIMIT ${limit}`);
 }
 
+/**
+ * How many links and invoices created over `olderThanSeconds` ago still wait for their workflow,
+ * and the age of the oldest in seconds (0 when none): read from the partial index of unstarted rows.
+ */
+export async function unstartedBacklog(db: CommonQueryMethods, olderThanSeconds: number): Promise<{ count: number; oldestSeconds: number }> {
+  const row = await db.one(sql.type(z.object({ n: z.number(), oldest: z.number() }))`
+    SELECT count(*)::int AS n, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest
+    FROM payment_links WHERE NOT workflow_started AND created_at < now() - ${olderThanSeconds} * interval '1 second'`);
+  return { count: row.n, oldestSeconds: row.oldest };
+}
+
 export async function deleteLink(db: CommonQueryMethods, id: string): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${id}`);
   await db.query(sql.unsafe`DELETE FROM payment_links WHERE id = ${id}`);

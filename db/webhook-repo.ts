@@ -162,10 +162,12 @@ export async function rewriteEndpointSecrets(
 }
 
 /** Disables an enabled endpoint; an already disabled one keeps its first reason. */
-export async function disableEndpoint(db: CommonQueryMethods, id: string, reason: string): Promise<void> {
-  await db.query(sql.unsafe`
+/** Disables an enabled endpoint with its reason: the row as disabled, or null when it was not enabled (nothing changed). */
+export async function disableEndpoint(db: CommonQueryMethods, id: string, reason: string): Promise<EndpointRow | null> {
+  return db.maybeOne(sql.type(endpointRow)`
     UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${reason}, disabled_at = now()
-    WHERE id = ${id} AND status = 'enabled'`);
+    WHERE id = ${id} AND status = 'enabled'
+    RETURNING ${endpointColumns}`);
 }
 
 export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): Promise<EndpointRow | null> {
@@ -176,19 +178,18 @@ export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): 
 }
 
 /**
- * Enabled endpoints of the event's store and environment that subscribe to its type and existed
- * when the event was recorded (an endpoint added later never receives an earlier event).
- */
-/**
  * The endpoints an event goes to: enabled, same store and environment, subscribed to its type,
- * and created before the event was recorded (however late the dispatch runs).
+ * created before the event was recorded (however late the dispatch runs), and not the endpoint
+ * the event is about (a `webhook_endpoint.disabled` never goes to the endpoint that failed).
  */
 export async function matchingEndpoints(pool: DatabasePool, event: Scope & { id: string; type: string }): Promise<readonly EndpointRow[]> {
   return pool.any(sql.type(endpointRow)`
-    SELECT ${endpointColumns} FROM webhook_endpoints
+    WITH e AS (SELECT recorded_at, about_endpoint_id FROM events WHERE id = ${event.id})
+    SELECT ${endpointColumns} FROM webhook_endpoints, e
     WHERE store_id = ${event.storeId} AND environment = ${event.environment} AND status = 'enabled'
       AND ${event.type} = ANY(enabled_events)
-      AND created_at <= (SELECT recorded_at FROM events WHERE id = ${event.id})
+      AND created_at <= e.recorded_at
+      AND id IS DISTINCT FROM e.about_endpoint_id
     ORDER BY created_at, id`);
 }
 
@@ -257,25 +258,40 @@ export async function findFirstDelivery(pool: DatabasePool, endpointId: string, 
 }
 
 /** What decides whether an endpoint whose delivery ran out of attempts has been failing for days. */
-export async function failureHistory(
-  pool: DatabasePool,
-  endpointId: string,
-  eventId: string,
-): Promise<{ firstAttemptAt: string | null; attempts: number; lastError: string | null; succeededSince: boolean }> {
-  return pool.one(sql.type(
-    z.object({ first_attempt_at: z.string().nullable(), attempts: z.number(), last_error: z.string().nullable(), succeeded_since: z.boolean() }),
+export interface FailureHistory {
+  firstAttemptAt: string | null;
+  attempts: number;
+  lastError: string | null;
+  /** The last attempt's log row: what "send again" retries. */
+  lastDeliveryId: string | null;
+  lastAttemptAt: string | null;
+  succeededSince: boolean;
+}
+
+export async function failureHistory(db: CommonQueryMethods, endpointId: string, eventId: string): Promise<FailureHistory> {
+  const r = await db.one(sql.type(
+    z.object({
+      first_attempt_at: z.string().nullable(), attempts: z.number(), last_error: z.string().nullable(),
+      last_id: z.string().nullable(), last_at: z.string().nullable(), succeeded_since: z.boolean(),
+    }),
   )`
-    WITH mine AS (SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId})
+    WITH mine AS (SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId}),
+      last AS (SELECT id, error, created_at FROM mine ORDER BY attempt DESC LIMIT 1)
     SELECT (SELECT min(created_at) FROM mine) AS first_attempt_at,
       (SELECT count(*)::int FROM mine) AS attempts,
-      (SELECT error FROM mine ORDER BY attempt DESC LIMIT 1) AS last_error,
+      (SELECT error FROM last) AS last_error,
+      (SELECT id FROM last) AS last_id,
+      (SELECT created_at FROM last) AS last_at,
       EXISTS (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'succeeded'
-        AND created_at >= COALESCE((SELECT min(created_at) FROM mine), now())) AS succeeded_since`).then((r) => ({
+        AND created_at >= COALESCE((SELECT min(created_at) FROM mine), now())) AS succeeded_since`);
+  return {
     firstAttemptAt: r.first_attempt_at,
     attempts: r.attempts,
     lastError: r.last_error,
+    lastDeliveryId: r.last_id,
+    lastAttemptAt: r.last_at,
     succeededSince: r.succeeded_since,
-  }));
+  };
 }
 
 export async function markEventDispatched(pool: DatabasePool, eventId: string): Promise<void> {

@@ -18,16 +18,21 @@ export interface Metrics {
   /** A link confirmed: seconds since its creation, and since its first evidence when known. */
   linkConfirmedAfter(rail: string, fromCreationSeconds: number, fromEvidenceSeconds?: number): void;
   deposits(milestone: DepositMilestone, rail: string, environment: string, count: number): void;
-  /** A watcher's tick: the chain's head and the watcher's cursor, in blocks. */
-  watcherPosition(rail: string, environment: string, head: bigint, cursor: bigint): void;
+  /**
+   * A watcher's tick: the chain's head and the watcher's cursor, in blocks, and the rail's nominal
+   * block time in seconds (rails/<family>/facts.ts), which turns the lag in blocks into seconds.
+   */
+  watcherPosition(rail: string, environment: string, head: bigint, cursor: bigint, blockSeconds: number): void;
   /** A provider lagged, erred or disagreed, or was sidelined for it (a failover); `position` is its 1-based place in the configured list. */
   provider(event: ProviderEvent, rail: string, environment: string, position: number): void;
   /**
    * An M-Pesa STK step: a push (`accepted`, `error`), a callback by its result code (`0`, a known
    * code, or `other`), or a prompt's settlement from the STK query (`succeeded`, `failed`,
-   * `pending`, `unknown_request`, `not_ours`, `error`).
+   * `pending`, `unknown_request`, `not_ours`, `error`), or an STK Push Query's answer (`query`: its
+   * ResultCode as `0`, a known code or `other`; `pending`, `unknown_request`; `error` when Daraja
+   * could not be asked or answered something else).
    */
-  stk(step: 'push' | 'callback' | 'settlement', result: string): void;
+  stk(step: 'push' | 'callback' | 'settlement' | 'query', result: string): void;
   webhookAttempt(outcome: WebhookOutcome): void;
   /** A delivery ran out of attempts (about three days). */
   webhookDeliveryExhausted(): void;

@@ -47,6 +47,11 @@ export interface RailFacts {
   /** USDT rails: how often a caught-up watcher looks for new blocks, by the chain's block time. */
   pollMs?: number;
   /**
+   * USDT rails: the chain's nominal block time (a slot on Solana), in seconds. Turns a watcher's
+   * lag in blocks into seconds (`malipo_chain_lag_seconds`); an estimate, never used for money.
+   */
+  blockSeconds?: number;
+  /**
    * EVM rails: the EIP-155 chain id of the public network each environment pays on (testnet for
    * test keys, mainnet for live): the default of `CHAIN_ID_<RAIL>_<ENV>`, which the checkout's
    * wallet URIs name and the RPCs must report at start (docs/checkout.md, "Which chain id").
@@ -55,4 +60,4 @@ export interface RailFacts {
 }
 
 /** The facts of a USDT rail, whose chain fields are always set. */
-export type ChainRailFacts = RailFacts & Required<Pick<RailFacts, 'network' | 'endpoints' | 'pollMs'>>;
+export type ChainRailFacts = RailFacts & Required<Pick<RailFacts, 'network' | 'endpoints' | 'pollMs' | 'blockSeconds'>>;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Logger } from 'pino';
 import type { Metrics } from '../domain/metrics.js';
 import { onProviderReport, providerHealth } from '../rails/chain/providers.js';
 
@@ -33,6 +34,7 @@ export function createMetricsRegistry(): MetricsRegistry {
   const head = new Gauge({ name: 'malipo_chain_head_block', help: 'The chain head a watcher last read', labelNames: ['rail', 'environment'], registers });
   const cursor = new Gauge({ name: 'malipo_chain_cursor_block', help: 'The block a watcher has scanned to', labelNames: ['rail', 'environment'], registers });
   const lag = new Gauge({ name: 'malipo_chain_lag_blocks', help: 'Blocks between the head and a watcher\'s cursor', labelNames: ['rail', 'environment'], registers });
+  const lagSeconds = new Gauge({ name: 'malipo_chain_lag_seconds', help: 'Seconds of chain time between the head and a watcher\'s cursor: the lag in blocks times the rail\'s nominal block time', labelNames: ['rail', 'environment'], registers });
   const tickedAt = new Gauge({ name: 'malipo_chain_last_tick_timestamp_seconds', help: 'When a watcher last read its chain (Unix seconds): time() minus this is how stale it is', labelNames: ['rail', 'environment'], registers });
   const providerReports = new Counter({ name: 'malipo_chain_provider_reports_total', help: 'RPC providers reported lagging, erring or disagreeing, and failovers (sidelined), by rail, environment and position in the list', labelNames: ['event', 'rail', 'environment', 'position'], registers });
   new Gauge({
@@ -52,7 +54,7 @@ export function createMetricsRegistry(): MetricsRegistry {
     },
   });
   const webhooks = new Counter({ name: 'malipo_webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers });
-  const stk = new Counter({ name: 'malipo_mpesa_stk_total', help: 'M-Pesa STK pushes, callbacks (by result code) and prompt settlements (from the STK query), by step and result', labelNames: ['step', 'result'], registers });
+  const stk = new Counter({ name: 'malipo_mpesa_stk_total', help: 'M-Pesa STK pushes, callbacks and STK queries (by result code) and prompt settlements, by step and result', labelNames: ['step', 'result'], registers });
   const exhausted = new Counter({ name: 'malipo_webhook_deliveries_exhausted_total', help: 'Webhook deliveries that ran out of attempts', registers });
   const disabled = new Counter({ name: 'malipo_webhook_endpoints_disabled_total', help: 'Webhook endpoints Malipo disabled, by reason (gone: a 410; failing: nothing reached it for a whole delivery)', labelNames: ['reason'], registers });
   const findings = new Counter({ name: 'malipo_reconciliation_findings_total', help: 'Reconciliation findings by rail and kind', labelNames: ['rail', 'kind'], registers });
@@ -71,10 +73,12 @@ export function createMetricsRegistry(): MetricsRegistry {
       if (fromEvidenceSeconds !== undefined) fromEvidence.observe({ rail }, Math.max(0, fromEvidenceSeconds));
     },
     deposits: (event, rail, environment, count) => void (count > 0 && deposits.inc({ event, rail, environment }, count)),
-    watcherPosition(rail, environment, headBlock, cursorBlock) {
+    watcherPosition(rail, environment, headBlock, cursorBlock, blockSeconds) {
+      const behind = Number(headBlock > cursorBlock ? headBlock - cursorBlock : 0n);
       head.set({ rail, environment }, Number(headBlock));
       cursor.set({ rail, environment }, Number(cursorBlock));
-      lag.set({ rail, environment }, Number(headBlock > cursorBlock ? headBlock - cursorBlock : 0n));
+      lag.set({ rail, environment }, behind);
+      lagSeconds.set({ rail, environment }, behind * blockSeconds);
       tickedAt.set({ rail, environment }, Date.now() / 1000);
     },
     provider: (event, rail, environment, position) => providerReports.inc({ event, rail, environment, position: String(position) }),
@@ -94,6 +98,48 @@ export function createMetricsRegistry(): MetricsRegistry {
     metrics,
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
+}
+
+/** Links and invoices whose workflow has not started, as the database holds them. */
+export interface UnstartedBacklog {
+  count: number;
+  oldestSeconds: number;
+}
+
+/**
+ * `malipo_link_workflows_unstarted` and `..._oldest_seconds`, read at each scrape with `read` (one
+ * indexed query) in a process with a database pool. A failing read never fails the scrape: the
+ * gauges are left out of it, and the first failure of a streak is logged.
+ */
+export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise<UnstartedBacklog>, logger?: Pick<Logger, 'warn'>): void {
+  let last: Promise<UnstartedBacklog | undefined> | undefined;
+  let failing = false;
+  // Both gauges collect from one read per scrape: prom-client asks every metric in one synchronous
+  // loop, so a read is shared until the next microtask and never reused by a later scrape.
+  const readOnce = () => {
+    if (last) return last;
+    last = read().then(
+      (backlog) => ((failing = false), backlog),
+      (err: unknown) => {
+        if (!failing) logger?.warn({ err }, 'could not count the links whose workflow has not started; the scrape goes on without it');
+        failing = true;
+        return undefined;
+      },
+    );
+    queueMicrotask(() => (last = undefined));
+    return last;
+  };
+  // A gauge of its own making: prom-client's Gauge without labels always shows a value (0 after a
+  // reset), and 0 would claim there is no backlog when it could not be read.
+  const gauge = (name: string, help: string, pick: (b: UnstartedBacklog) => number) => {
+    const collect = async () => {
+      const backlog = await readOnce();
+      return { name, help, type: 'gauge', aggregator: 'sum', values: backlog ? [{ value: pick(backlog), labels: {} }] : [] };
+    };
+    source.registry.registerMetric({ name, help, type: 'gauge', aggregator: 'sum', get: collect, reset() {} } as unknown as Metric);
+  };
+  gauge('malipo_link_workflows_unstarted', 'Links and invoices created over 60 s ago whose workflow has not started', (b) => b.count);
+  gauge('malipo_link_workflows_unstarted_oldest_seconds', 'Age in seconds of the oldest link or invoice whose workflow has not started (0 when none waits over 60 s)', (b) => b.oldestSeconds);
 }
 
 /**

@@ -16,7 +16,8 @@ import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addr
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
-import { createMetricsRegistry, serveMetrics } from './metrics.js';
+import { countUnstartedLinks, createMetricsRegistry, serveMetrics } from './metrics.js';
+import { unstartedBacklog } from '../db/payment-link-repo.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
 import { ensureTemporalCli } from './temporal-cli.js';
@@ -123,6 +124,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     // One registry per process: an API and a worker in one process count into the same one.
     const metricsRegistry = createMetricsRegistry();
     const { metrics } = metricsRegistry;
+    countUnstartedLinks(metricsRegistry, () => unstartedBacklog(pool, 60), logger);
     let workers: WorkerSet | undefined;
     if (opts.worker) {
       workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics } });

@@ -118,7 +118,7 @@ export function createChainActivities(deps: ActivityDeps) {
     }
     // Heights in blocks (slots on Solana); a counter must never fail a tick.
     if (/^\d+$/.test(result.head) && /^\d+$/.test(result.cursor.number)) {
-      deps.metrics?.watcherPosition(input.rail, input.environment, BigInt(result.head), BigInt(result.cursor.number));
+      deps.metrics?.watcherPosition(input.rail, input.environment, BigInt(result.head), BigInt(result.cursor.number), railFacts[input.rail].blockSeconds);
     }
     const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent, metrics: deps.metrics }, input.rail, input.environment, BigInt(result.head));
     return { ...result, told };

@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
 import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
-import { isSuccessCode, resultReason } from '../../domain/mpesa/result-codes.js';
+import type { Metrics } from '../../domain/metrics.js';
+import { isSuccessCode, resultCodeLabel, resultReason } from '../../domain/mpesa/result-codes.js';
 import { buildStkQueryBody } from '../../domain/mpesa/stk-request.js';
 import { findStkRequestByCheckoutId } from '../../db/mobile-money-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
@@ -25,7 +26,7 @@ export interface StkQueryResult {
  * The query does not return the receipt number or amount; the callback does.
  */
 export async function queryStkPush(
-  deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date },
+  deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date; metrics?: Metrics },
   input: { linkId: string; checkoutRequestId: string },
 ): Promise<StkQueryResult> {
   const request = await findStkRequestByCheckoutId(deps.pool, input.checkoutRequestId);
@@ -38,12 +39,25 @@ export async function queryStkPush(
   try {
     answer = await session.post(stkQueryPath, body);
   } catch (err) {
+    deps.metrics?.stk('query', 'error');
     if (err instanceof DarajaUnreachableError) throw ApplicationFailure.retryable(err.message, T.unavailable);
     if (err instanceof DarajaAnswerError && err.answer.kind !== 'credentials') throw ApplicationFailure.retryable(err.message, T.unavailable);
     if (err instanceof DarajaAnswerError) throw ApplicationFailure.nonRetryable(err.message, T.credentialsRejected);
     throw err;
   }
-  return interpretQueryAnswer(answer);
+  try {
+    const result = interpretQueryAnswer(answer);
+    deps.metrics?.stk('query', queryLabel(result));
+    return result;
+  } catch (err) {
+    deps.metrics?.stk('query', 'error');
+    throw err;
+  }
+}
+
+/** An answer as a metric label: its ResultCode (bounded by resultCodeLabel), or why it has none. */
+function queryLabel(result: StkQueryResult): string {
+  return result.resultCode !== null ? resultCodeLabel(result.resultCode) : result.status;
 }
 
 export function interpretQueryAnswer(answer: JsonAnswer): StkQueryResult {

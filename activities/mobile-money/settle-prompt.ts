@@ -2,6 +2,7 @@ import type { DatabasePool } from 'slonik';
 import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mobile-money-repo.js';
 import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
 import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
+import type { Metrics } from '../../domain/metrics.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import { queryStkPush } from './query-stk-push.js';
@@ -22,7 +23,7 @@ export type PromptSettlement =
  * Daraja failures throw (the workflow retries later); the result carries no secret.
  */
 export async function settleStkPrompt(
-  deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date },
+  deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date; metrics?: Metrics },
   input: { linkId: string; checkoutRequestId: string },
 ): Promise<PromptSettlement> {
   const request = await findStkRequestByCheckoutId(deps.pool, input.checkoutRequestId);

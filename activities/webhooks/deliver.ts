@@ -3,8 +3,6 @@ import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from '
 import type { Metrics } from '../../domain/metrics.js';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
 import {
-  disableEndpoint,
-  failureHistory,
   findDeliveryById,
   findEndpointById,
   recordDelivery,
@@ -18,6 +16,18 @@ import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.j
 import { resolveDestination } from '../../services/webhooks/destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
 import { openWebhookSecret } from '../../services/webhooks/secrets.js';
+import { concludeExhausted, disableGoneEndpoint } from './endpoint-notices.js';
+
+/**
+ * What the attempts need. `announce` hands an event Malipo raised about an endpoint (disabled, a
+ * delivery exhausted) to the fan-out: the dispatch activities pass their own.
+ */
+export interface AttemptDeps {
+  pool: DatabasePool;
+  config: ServiceSettings;
+  metrics?: Metrics;
+  announce?: (eventId: string) => Promise<unknown>;
+}
 
 export interface DeliverAttemptInput {
   eventId: string;
@@ -81,7 +91,7 @@ export function activityContext(): Context | undefined {
  * `deliveryId` and settled. Shared by the delivery workflow's activity and by the dispatch's
  * inline first attempt, so both make exactly the same request and the same log row.
  */
-export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
+export function createAttempts(deps: AttemptDeps) {
   const { pool } = deps;
 
   /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
@@ -140,10 +150,12 @@ export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettin
     }
   }
 
+  /** Settles a logged attempt; a 410 disables the endpoint (and tells the store's other endpoints, once). */
   async function settle(row: DeliveryRow): Promise<DeliverAttemptResult> {
     const gone = row.response_status === 410;
     if (gone) {
-      await disableEndpoint(pool, row.endpoint_id, `The endpoint answered 410 Gone on ${row.created_at} (event ${row.event_id}), so Malipo stopped sending to it. Enable it again once it accepts webhooks.`);
+      await disableGoneEndpoint(deps, { eventId: row.event_id, endpointId: row.endpoint_id, deliveryId: row.id },
+        `The endpoint answered 410 Gone on ${row.created_at} (event ${row.event_id}), so Malipo stopped sending to it. Enable it again once it accepts webhooks.`);
     }
     const outcome: AttemptOutcome = row.status === 'succeeded' ? 'succeeded' : gone ? 'endpoint_gone' : 'failed';
     return { outcome, deliveryId: row.id, responseStatus: row.response_status };
@@ -171,7 +183,7 @@ export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettin
   return { attempt, settle };
 }
 
-export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
+export function createDeliveryActivities(deps: AttemptDeps) {
   const { pool } = deps;
   const { attempt, settle } = createAttempts(deps);
 
@@ -195,17 +207,13 @@ export function createDeliveryActivities(deps: { pool: DatabasePool; config: Ser
     /**
      * A delivery ran out of attempts (about three days). If nothing at all reached the endpoint
      * since this event's first attempt, it has been failing for days: disable it with the reason.
+     * Either way the store's other endpoints hear of it (endpoint-notices.ts).
      */
     async concludeExhaustedDelivery(input: { eventId: string; endpointId: string }): Promise<{ disabled: boolean }> {
       deps.metrics?.webhookDeliveryExhausted();
-      const h = await failureHistory(pool, input.endpointId, input.eventId);
-      if (h.attempts === 0 || h.succeededSince) return { disabled: false };
-      deps.metrics?.webhookEndpointDisabled('failing');
-      await disableEndpoint(pool, input.endpointId,
-        `Disabled automatically on ${new Date().toISOString()}: no delivery succeeded since ${h.firstAttemptAt} ` +
-          `(${h.attempts} attempts of event ${input.eventId}; last error: ${h.lastError ?? 'unknown'}). ` +
-          'Fix the endpoint, enable it again, then send failed events again from the delivery log.');
-      return { disabled: true };
+      const concluded = await concludeExhausted(deps, input);
+      if (concluded.disabled) deps.metrics?.webhookEndpointDisabled('failing');
+      return concluded;
     },
   };
 }

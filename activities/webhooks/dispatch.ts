@@ -54,7 +54,8 @@ export interface DispatchResult {
 }
 
 export function createDispatchActivities(deps: Deps) {
-  const { attempt, settle } = createAttempts(deps);
+  // An endpoint disabled during a first attempt is announced to the others by this same fan-out.
+  const { attempt, settle } = createAttempts({ ...deps, announce: (eventId) => fanOut(eventId, false) });
   let sweeperEnsured: Promise<void> | undefined;
 
   /**

@@ -7,9 +7,11 @@ import { createDispatchActivities } from './dispatch.js';
 
 /** Webhook activities, registered on every worker; the workflows run them on the `webhooks` queue. */
 export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics }) {
+  const dispatch = createDispatchActivities(deps);
   return {
-    ...createDispatchActivities(deps),
-    ...createDeliveryActivities(deps),
+    ...dispatch,
+    // What a delivery raises about its endpoint (disabled, exhausted) fans out without waiting on endpoints.
+    ...createDeliveryActivities({ ...deps, announce: (eventId) => dispatch.dispatchEventToWorkflows({ eventId }) }),
   };
 }
 

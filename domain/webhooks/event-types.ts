@@ -1,8 +1,30 @@
-/** The events a webhook endpoint can subscribe to (DESIGN.md, "Webhooks"). */
-export const webhookEventTypes = ['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid', 'reconciliation.mismatch'] as const;
+/** The events a webhook endpoint can subscribe to (DESIGN.md, "Webhooks"; docs/webhooks.md). */
+export const webhookEventTypes = [
+  'payment_link.confirmed',
+  'transfer.confirmed',
+  'invoice.paid',
+  'reconciliation.mismatch',
+  'webhook_endpoint.disabled',
+  'webhook_delivery.exhausted',
+] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
-/** Endpoints created without `enabledEvents` receive every event type. */
+/**
+ * Events about the store's own webhook endpoints, sent to its other endpoints: Malipo disabled
+ * one, or a delivery ran out of attempts. A failure to deliver one of these raises no other.
+ */
+export const endpointNoticeTypes = ['webhook_endpoint.disabled', 'webhook_delivery.exhausted'] as const;
+export type EndpointNoticeType = (typeof endpointNoticeTypes)[number];
+
+export function isEndpointNotice(type: string): type is EndpointNoticeType {
+  return (endpointNoticeTypes as readonly string[]).includes(type);
+}
+
+/**
+ * Endpoints created without `enabledEvents` receive every event type there is when they are
+ * created. The list is stored with the endpoint: a type added later reaches an endpoint only once
+ * its `enabledEvents` is updated to name it.
+ */
 export const defaultEnabledEvents: readonly WebhookEventType[] = webhookEventTypes;
 
 /**

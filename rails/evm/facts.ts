@@ -22,6 +22,8 @@ export const bscFacts: ChainRailFacts = {
     live: { rpcUrl: 'https://bsc-dataseed.bnbchain.org', usdtContract: '0x55d398326f99059fF775485246999027B3197955' },
   },
   pollMs: 1_000,
+  // 0.75 s since the Maxwell upgrade (June 2025).
+  blockSeconds: 0.75,
   chainIds: { test: 97, live: 56 },
 };
 
@@ -44,6 +46,7 @@ export const ethereumFacts: ChainRailFacts = {
     live: { rpcUrl: 'https://ethereum-rpc.publicnode.com', usdtContract: '0xdAC17F958D2ee523a2206206994597C13D831ec7' },
   },
   pollMs: 6_000,
+  blockSeconds: 12,
   // Sepolia for test keys.
   chainIds: { test: 11_155_111, live: 1 },
 };
@@ -68,6 +71,7 @@ export const polygonFacts: ChainRailFacts = {
     live: { rpcUrl: 'https://polygon-bor-rpc.publicnode.com', usdtContract: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F' },
   },
   pollMs: 2_000,
+  blockSeconds: 2,
   // Amoy for test keys.
   chainIds: { test: 80_002, live: 137 },
 };

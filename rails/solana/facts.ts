@@ -20,4 +20,6 @@ export const solanaFacts: ChainRailFacts = {
     live: { rpcUrl: 'https://api.mainnet-beta.solana.com', usdtContract: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB' },
   },
   pollMs: 2_000,
+  // A slot: the watcher's heights are slots.
+  blockSeconds: 0.4,
 };

@@ -20,4 +20,5 @@ export const tronFacts: ChainRailFacts = {
     live: { rpcUrl: 'https://api.trongrid.io', usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' },
   },
   pollMs: 3_000,
+  blockSeconds: 3,
 };

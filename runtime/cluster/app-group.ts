@@ -18,6 +18,28 @@ export interface AppGroup {
 }
 
 /**
+ * A worker's metrics ports in `npm run start:cluster` (CLUSTER_METRICS_PORT): slot `i` serves its
+ * own registry on base+2i and the Temporal SDK's exporter on base+2i+1, so two workers on one
+ * machine never ask for the same port.
+ */
+export function workerMetricsEnv(base: number | undefined, slot: number): Record<string, string> {
+  if (base === undefined) return {};
+  return { WORKER_METRICS_PORT: String(base + 2 * slot), TEMPORAL_METRICS_PORT: String(base + 2 * slot + 1) };
+}
+
+/**
+ * The lowest slot no running worker holds. A rolling restart starts the new worker before it stops
+ * the old one, so N workers use slots 0 … N (one spare), and each replacement takes the slot the
+ * previous one freed: the scrape targets stay the same N+1 addresses.
+ */
+export function freeWorkerSlot(taken: Iterable<number>): number {
+  const used = new Set(taken);
+  let slot = 0;
+  while (used.has(slot)) slot++;
+  return slot;
+}
+
+/**
  * N API and N worker processes sharing one environment (DATABASE_URL, TEMPORAL_ADDRESS,
  * REDIS_URL, ENCRYPTION_KEY, …): the `api` and `worker` services of docker-compose.yml, each
  * replica a process.
@@ -26,6 +48,8 @@ export async function startAppGroup(opts: {
   apiPorts: number[];
   workers: number;
   env: Record<string, string | undefined>;
+  /** CLUSTER_METRICS_PORT: each worker gets its own metrics ports from here (workerMetricsEnv). */
+  metricsBasePort?: number;
   onLine?: AppProcessOptions['onLine'];
   onExit?: AppProcessOptions['onExit'];
 }): Promise<AppGroup> {
@@ -34,10 +58,22 @@ export async function startAppGroup(opts: {
   const started = () => [...apis, ...workers];
   let workerSeq = 0;
   let apiSeq = 0;
+  // Each worker's metrics slot, keyed by its process (or by a placeholder while it starts, so
+  // workers started at once take different slots).
+  const slots = new Map<object, number>();
   const addWorker = async () => {
-    const p = await startAppProcess({ kind: 'worker', name: `worker-${++workerSeq}`, env: opts.env, onLine: opts.onLine, onExit: opts.onExit });
-    workers.push(p);
-    return p;
+    const starting = {};
+    const slot = freeWorkerSlot(slots.values());
+    slots.set(starting, slot);
+    try {
+      const env = { ...opts.env, ...workerMetricsEnv(opts.metricsBasePort, slot) };
+      const p = await startAppProcess({ kind: 'worker', name: `worker-${++workerSeq}`, env, onLine: opts.onLine, onExit: opts.onExit });
+      workers.push(p);
+      slots.set(p, slot);
+      return p;
+    } finally {
+      slots.delete(starting);
+    }
   };
   const addApi = async (port: number) => {
     const p = await startAppProcess({ kind: 'api', name: `api-${++apiSeq}`, env: { ...opts.env, PORT: String(port) }, onLine: opts.onLine, onExit: opts.onExit });
@@ -62,6 +98,7 @@ export async function startAppGroup(opts: {
         const fresh = await addWorker();
         await old.stop();
         workers.splice(workers.indexOf(old), 1);
+        slots.delete(old);
         log?.(`${fresh.name} (pid ${fresh.pid}) replaced ${old.name}`);
       }
       for (const old of [...apis]) {

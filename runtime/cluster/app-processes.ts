@@ -13,6 +13,8 @@ export interface AppProcess {
   pid: number;
   /** The API's own address (APIs only). */
   url?: string;
+  /** Where it serves its metrics, when started with WORKER_METRICS_PORT / TEMPORAL_METRICS_PORT. */
+  metricsPorts: { own?: number; temporal?: number };
   child: ChildProcess;
   /** Resolves when the process has exited, however it ended. */
   exited: Promise<void>;
@@ -86,6 +88,7 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
     kind: opts.kind,
     pid: child.pid!,
     url: opts.kind === 'api' && port ? `http://127.0.0.1:${port}` : undefined,
+    metricsPorts: { own: portOf(opts.env.WORKER_METRICS_PORT), temporal: portOf(opts.env.TEMPORAL_METRICS_PORT) },
     child,
     exited,
     stop: () => {
@@ -94,3 +97,5 @@ export async function startAppProcess(opts: AppProcessOptions): Promise<AppProce
     },
   };
 }
+
+const portOf = (value: string | undefined) => (value ? Number(value) : undefined);

@@ -3,6 +3,7 @@ import { keyringFor } from '../../services/keyring.js';
 import { migrate } from '../../db/migrate.js';
 import type { Config } from '../../config/config.js';
 import { startAppGroup, type AppGroup } from './app-group.js';
+import type { AppProcess } from './app-processes.js';
 import { ensureClusterBinaries } from './binaries.js';
 import { isPortFree } from './ports.js';
 import { databaseNameOf } from './postgres-target.js';
@@ -56,6 +57,7 @@ export async function runCluster(config: Config, env: NodeJS.ProcessEnv): Promis
     apps = await startAppGroup({
       apiPorts,
       workers: config.cluster.workerProcesses,
+      metricsBasePort: config.cluster.metricsPort,
       // Every API process builds checkout and callback URLs from one public address (the load balancer's).
       env: { ...env, TEMPORAL_ADDRESS: temporal.address, PUBLIC_BASE_URL: config.publicBaseUrl },
       onLine: printLine(),
@@ -108,7 +110,7 @@ export async function runCluster(config: Config, env: NodeJS.ProcessEnv): Promis
   console.log([
     'Malipo is running as a cluster.',
     ...apps!.apis.map((a) => `  API ${a.name}:    ${a.url}  (pid ${a.pid})`),
-    ...apps!.workers.map((w) => `  ${w.name}:     pid ${w.pid}`),
+    ...apps!.workers.map((w) => `  ${w.name}:     pid ${w.pid}${metricsOf(w)}`),
     `  Public URL:   ${config.publicBaseUrl}`,
     `  Temporal:     ${temporal!.address}  (databases ${temporal!.names.store}, ${temporal!.names.visibility}; log ${temporal!.logFile})`,
     `  Temporal UI:  ${temporal!.uiUrl}  (read-only)`,
@@ -130,6 +132,12 @@ async function refuseBadSetup(config: Config, apiPorts: number[]): Promise<void>
     console.error(`npm run start:cluster needs:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     process.exit(2);
   }
+}
+
+/** Where a worker serves its metrics (CLUSTER_METRICS_PORT), for the start banner. */
+function metricsOf(worker: AppProcess): string {
+  const { own, temporal } = worker.metricsPorts;
+  return own ? `  metrics :${own}/metrics, Temporal SDK :${temporal}/metrics` : '';
 }
 
 /** Prints each process's lines with its name in front, leaving out its own start banner. */

@@ -50,6 +50,10 @@ describe('on-chain metrics', () => {
     expect(await series('malipo_link_evidence_to_confirmation_seconds_count', 'rail="USDT_BSC"')).toBe(1);
     expect(await series('malipo_chain_head_block', 'rail="USDT_BSC",environment="test"')).toBeGreaterThan(0);
     expect(await series('malipo_chain_lag_blocks', 'rail="USDT_BSC",environment="test"')).toBeGreaterThanOrEqual(0);
+    // Seconds of chain time: the lag in blocks times BSC's nominal 0.75 s block (rails/evm/facts.ts), from one tick.
+    const text = (await registry.render()).body;
+    const lagBlocks = Number(/^malipo_chain_lag_blocks\{rail="USDT_BSC",environment="test"\} (\S+)$/m.exec(text)?.[1]);
+    expect(/^malipo_chain_lag_seconds\{rail="USDT_BSC",environment="test"\} (\S+)$/m.exec(text)?.[1]).toBe(String(lagBlocks * 0.75));
     const body = (await registry.render()).body;
     expect(body).not.toContain(link.bscAddress.toLowerCase().slice(2));
     expect(body).not.toContain(link.id);

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
 import { createWebhookEndpoint } from '../../api/routes/webhook-endpoints/create.js';
 import { listWebhookEndpoints, registerWebhookEndpoint } from '../../services/webhooks/endpoints.js';
+import { listOpenExhaustedDeliveries } from '../../services/webhooks/exhausted-deliveries.js';
+import type { DeliveryExhaustedData } from '../../domain/webhooks/endpoint-notices.js';
 import type { EndpointDto } from '../../services/webhooks/dto.js';
 import { webhookEventTypes } from '../../domain/webhooks/event-types.js';
 import { isId } from '../../domain/ids.js';
@@ -55,8 +57,30 @@ function endpointRow(session: DashboardSession, e: EndpointDto, errors: FormErro
   }${formError(errors)}</td></tr>`;
 }
 
+/**
+ * Deliveries that ran out of attempts and have not got through since, each with "Send again" (the
+ * delivery log's retry of its last attempt) while its endpoint is enabled.
+ */
+function exhaustedNotice(session: DashboardSession, items: readonly DeliveryExhaustedData[], endpoints: readonly EndpointDto[]): SafeHtml {
+  if (items.length === 0) return html``;
+  const enabled = new Set(endpoints.filter((e) => e.status === 'enabled').map((e) => e.id));
+  const action = (x: DeliveryExhaustedData) => {
+    if (!can(session, 'developer') || !x.lastDeliveryId) return html``;
+    if (!enabled.has(x.endpointId)) return html`<small class="muted">Enable the endpoint to send it again.</small>`;
+    return html`<form method="post" action="/dashboard/webhooks/${x.endpointId}/deliveries/${x.lastDeliveryId}/retry">${csrfField(session)}<button type="submit" class="copy">Send again</button></form>`;
+  };
+  const rows = items.map((x) => html`<tr data-exhausted="${x.eventId}"><td><code>${x.eventType}</code><br><small>${x.eventId}</small></td>
+<td><a href="/dashboard/webhooks/${x.endpointId}"><code>${x.url}</code></a></td><td>${x.attempts}</td><td>${x.lastError ?? ''}</td>
+<td>${x.lastAttemptAt ? formatTime(x.lastAttemptAt) : ''}</td><td>${action(x)}</td></tr>`);
+  return html`<section class="notice error" role="alert" data-testid="exhausted-deliveries"><p><strong>${items.length === 1 ? 'A delivery' : `${items.length} deliveries`} ran out of attempts.</strong>
+The event did not reach the endpoint in about three days of retries; send it again once the endpoint answers 2xx.</p>
+<table class="table" aria-label="Deliveries that ran out of attempts"><thead><tr><th>Event</th><th>Endpoint</th><th>Attempts</th><th>Last error</th><th>Last attempt</th><th></th></tr></thead>
+<tbody>${rows}</tbody></table></section>`;
+}
+
 export async function renderWebhooksPage(deps: ApiDeps, session: DashboardSession, state: ListState = {}): Promise<string> {
   const endpoints = await listWebhookEndpoints(deps, session.auth);
+  const exhausted = await listOpenExhaustedDeliveries(deps, session.auth);
   const form = state.form ?? { events: webhookEventTypes, errors: noErrors };
   const errorsOf = (id: string) => (state.rowErrors?.endpointId === id ? state.rowErrors.errors : noErrors);
   // An error about an endpoint the list does not show (deleted meanwhile, another store's) goes on top.
@@ -75,7 +99,7 @@ ${eventChoices(form.events, form.errors)}
 <button type="submit" class="primary">Add endpoint</button>
 </form></section>`
     : html``;
-  const body = html`${state.banner ?? ''}${orphan}
+  const body = html`${state.banner ?? ''}${orphan}${exhaustedNotice(session, exhausted, endpoints)}
 <p class="muted">Malipo signs every delivery (Standard Webhooks) and retries for about three days until your server answers 2xx.
 <em>Send test event</em> delivers a <code>webhook_endpoint.tested</code> event to that endpoint only, the same way.</p>
 <section class="card"><h2>Endpoints</h2>${list}</section>
