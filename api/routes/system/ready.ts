@@ -64,6 +64,8 @@ export const ready = defineRoute({
   summary: 'Readiness: PostgreSQL, its migrations, Temporal and Redis answer, every EVM rail has an RPC on its configured chain, and this process\'s chain watchers keep up',
   tags: ['System'],
   auth: 'none',
+  // A probe answers whatever state Redis is in (api/plugins/rate-limit.ts, localLimitHookOf).
+  localRateLimit: true,
   responses: {
     200: { description: 'Ready', schema: readinessSchema },
     503: { description: 'Not ready: the checks that failed say why. Every check runs at once under a deadline of 1.5 s, so the answer comes within about that even when a dependency hangs', schema: readinessSchema },
