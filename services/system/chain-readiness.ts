@@ -47,15 +47,28 @@ function chainIdChecks(config: Pick<ServiceSettings, 'rails'>): ReadinessCheck[]
  */
 function providerChecks(): ReadinessCheck[] {
   return providerHealth().map((rail) => {
-    const healthy = rail.providers.filter((p) => p.state === 'ok').length;
-    const named = rail.providers.map((p) => `RPC ${p.index} ${p.state}${p.reason ? `: ${p.reason}` : ''}`).join('; ');
+    const providers = rail.providers.map(({ host: _host, ...rest }) => ({ ...rest, reason: rest.reason && withoutAddresses(rest.reason) }));
+    const healthy = providers.filter((p) => p.state === 'ok').length;
+    const named = providers.map((p) => `RPC ${p.index} ${p.state}${p.reason ? `: ${p.reason}` : ''}`).join('; ');
     return {
       name: `providers:${rail.rail}:${rail.environment}`,
       ok: healthy > 0,
-      detail: `${healthy} of ${rail.providers.length} providers ok. ${named}.`,
-      providers: rail.providers.map(({ host: _host, ...rest }) => rest),
+      detail: `${healthy} of ${providers.length} providers ok. ${named}.`,
+      providers,
     };
   });
+}
+
+/**
+ * A provider's failure without an address in it. The book strips URLs (describeFailure), but a
+ * socket error's own text names the address it could not reach (`connect ECONNREFUSED
+ * 10.0.0.5:8545`), and a host can name a customer's account at a provider.
+ */
+export function withoutAddresses(text: string): string {
+  return text
+    .replace(/\[[0-9a-f:.]+\](:\d+)?/gi, '<address>')
+    .replace(/\b(\d{1,3}\.){3}\d{1,3}(:\d+)?\b/g, '<address>')
+    .replace(/\b([a-z0-9-]+\.)+[a-z]{2,}(:\d+)?\b/gi, '<address>');
 }
 
 /**
