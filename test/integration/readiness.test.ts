@@ -113,6 +113,13 @@ async function until(status: number, failed: string[], what: string, timeoutMs =
   }, what, timeoutMs);
 }
 
+/** Ready, with the watcher's last read under a second old: a test that cuts something starts from here. */
+const allUp = () =>
+  eventually(async () => {
+    const r = await until(200, [], 'ready');
+    return r.checks.find((c) => c.name === 'watcher:USDT_BSC:test')!.watcher!.lastReadSecondsAgo === 0 ? r : undefined;
+  }, 'the watcher to read again', 60_000);
+
 describe('GET /ready', () => {
   it('is 200 with every dependency up, naming each check', async () => {
     const { checks } = await until(200, [], 'the watcher to read its chain');
@@ -128,7 +135,7 @@ describe('GET /ready', () => {
   });
 
   it('turns 503 naming the database while PostgreSQL is away, and 200 when it is back', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     pgSwitch.off();
     try {
       const down = await until(503, ['database', 'migrations'], 'the database check to fail');
@@ -140,7 +147,7 @@ describe('GET /ready', () => {
   });
 
   it('turns 503 naming temporal while the Temporal frontend is away, and 200 when it is back', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     temporalSwitch.off();
     try {
       // The watcher's ticks run through the same frontend, so it may stop reading too.
@@ -157,7 +164,7 @@ describe('GET /ready', () => {
   }, 90_000);
 
   it('turns 503 naming redis while Redis is away, and 200 when it is back', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     redisSwitch.off();
     try {
       const down = await until(503, ['redis'], 'the redis check to fail');
@@ -169,11 +176,14 @@ describe('GET /ready', () => {
   });
 
   it('turns 503 naming the watcher while the rail\'s only RPC is away, and 200 when it is back', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     rpcSwitch.off();
     try {
-      const down = await until(503, ['watcher:USDT_BSC:test'], 'the watcher check to fail');
-      const watcher = down.checks.find((c) => c.name === 'watcher:USDT_BSC:test')!;
+      // Failing once its ticks have met the cut node (a tick under way when it was cut may end first).
+      const watcher = await eventually(async () => {
+        const c = (await until(503, ['watcher:USDT_BSC:test'], 'the watcher check to fail')).checks.find((x) => x.name === 'watcher:USDT_BSC:test')!;
+        return c.watcher!.failing ? c : undefined;
+      }, 'the watcher to fail for its node');
       expect(watcher.detail).toMatch(/^It last read its chain \d+ s ago \(bound 5 s\); its node cannot be reached since \d{4}-\d\d-\d\dT[\d:.]+Z\.$/);
       expect(watcher.watcher).toMatchObject({ failing: 'unreachable' });
       expect(watcher.watcher!.lastReadSecondsAgo).toBeGreaterThanOrEqual(5);
@@ -185,7 +195,7 @@ describe('GET /ready', () => {
   }, 90_000);
 
   it('answers while PostgreSQL, Temporal and Redis accept connections and never answer, naming each', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     for (const s of [pgSwitch, temporalSwitch, redisSwitch]) s.stall();
     try {
       // No eventually: a check without its deadline would hold this request until the test times out.
@@ -201,7 +211,7 @@ describe('GET /ready', () => {
   }, 90_000);
 
   it('turns 503 naming the first migration the database lacks, and stays 200 for one it does not know', async () => {
-    await until(200, [], 'ready');
+    await allUp();
     const shipped = await shippedMigrations();
     const [second, last] = [shipped[1]!, shipped[shipped.length - 1]!];
     await stack.pool.query(sql.unsafe`DELETE FROM schema_migrations WHERE name = ANY(${sql.array([second, last], 'text')})`);
