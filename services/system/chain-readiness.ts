@@ -92,9 +92,12 @@ async function watcherChecks(deps: Deps): Promise<ReadinessCheck[]> {
   });
 }
 
-function watcherCheck(p: WatcherPosition, savedAgeMs: number | undefined, bounds: WatcherBounds, nowMs: number): ReadinessCheck {
+/** One watcher's verdict at `nowMs`, from its record here and the age of its saved cursor (pure: test/unit/readiness-watcher.test.ts). */
+export function watcherCheck(p: WatcherPosition, savedAgeMs: number | undefined, bounds: WatcherBounds, nowMs: number): ReadinessCheck {
   const ownAgeMs = p.lastReadMs !== null ? nowMs - p.lastReadMs : undefined;
-  const readAgeMs = [ownAgeMs, savedAgeMs].filter((a): a is number => a !== undefined).reduce<number | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined);
+  // The freshest read, here or saved by another worker (never below 0 should the clocks differ).
+  const ages = [ownAgeMs, savedAgeMs].filter((a): a is number => a !== undefined);
+  const readAgeMs = ages.length > 0 ? Math.max(0, Math.min(...ages)) : undefined;
   // Before any read, the time since this process first tried counts against the bound.
   const staleForMs = readAgeMs ?? nowMs - p.firstTickMs;
   const lag = p.headBlock !== null && p.readToBlock !== null ? (p.headBlock > p.readToBlock ? p.headBlock - p.readToBlock : 0n) : null;
@@ -110,7 +113,8 @@ function watcherCheck(p: WatcherPosition, savedAgeMs: number | undefined, bounds
   if (staleForMs > bounds.staleMs) {
     const why = p.failure === 'unreachable' ? '; its node cannot be reached' : p.failure === 'failed' ? '; its ticks fail' : '';
     const since = p.failingSinceMs !== null ? ` since ${new Date(p.failingSinceMs).toISOString()}` : '';
-    problems.push(`${readAgeMs === undefined ? 'It has not read its chain yet' : 'It last read its chain'} ${Math.round(staleForMs / 1000)} s ago (bound ${status.bounds.staleSeconds} s)${why}${since}.`);
+    const stale = readAgeMs === undefined ? `It has not read its chain in the ${Math.round(staleForMs / 1000)} s since its first tick here` : `It last read its chain ${Math.round(staleForMs / 1000)} s ago`;
+    problems.push(`${stale} (bound ${status.bounds.staleSeconds} s)${why}${since}.`);
   }
   const ownFresh = ownAgeMs !== undefined && ownAgeMs <= bounds.staleMs;
   if (ownFresh && lag !== null && lag > BigInt(bounds.lagBlocks)) {
