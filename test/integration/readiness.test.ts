@@ -11,6 +11,7 @@ import { shippedMigrations } from '../../db/migrate.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { ensureChainWatcher } from '../../temporal-client/index.js';
 import { deployTestToken, startAnvil, type Anvil } from '../helpers/anvil.js';
+import { startFlakyRpc, type FlakyRpc } from '../helpers/flaky-rpc.js';
 import { httpCall, type HttpResponse } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { TcpSwitch } from '../helpers/tcp-switch.js';
@@ -31,6 +32,7 @@ let pgSwitch: TcpSwitch;
 let temporalSwitch: TcpSwitch;
 let redisSwitch: TcpSwitch;
 let rpcSwitch: TcpSwitch;
+let rpc: FlakyRpc;
 let pool: DatabasePool;
 let rateLimitStore: RateLimitStore;
 let app: FastifyInstance;
@@ -41,13 +43,15 @@ beforeAll(async () => {
   anvil = await startAnvil();
   const usdt = await deployTestToken(anvil, { decimals: 18 });
   rpcSwitch = await TcpSwitch.start(new URL(anvil.url).host);
+  // The rail's one RPC: a proxy that can hold answers (a slow node), in front of the switch that can cut it.
+  rpc = await startFlakyRpc(`http://${rpcSwitch.address}`);
   temporalSwitch = await TcpSwitch.start(process.env.MALIPO_TEST_TEMPORAL_ADDRESS!);
   stack = await startStack(
     {
       CHAIN_POLL_MS: '100',
       // A short bound so the test need not wait a minute for a watcher that stopped reading.
       READY_CHAIN_STALE_SECONDS: '5',
-      RPC_URL_USDT_BSC_TEST: `http://${rpcSwitch.address}/?apikey=${secrets.rpc}`,
+      RPC_URL_USDT_BSC_TEST: `${rpc.url}/?apikey=${secrets.rpc}`,
       USDT_CONTRACT_USDT_BSC_TEST: usdt.address,
     },
     { temporalAddress: temporalSwitch.address },
@@ -75,7 +79,9 @@ afterAll(async () => {
   await rateLimitStore?.close();
   await pool?.end().catch(() => undefined);
   await stack?.stop();
+  rpc?.release();
   for (const s of [pgSwitch, temporalSwitch, redisSwitch, rpcSwitch]) await s?.close();
+  await rpc?.close();
   await anvil?.stop();
 });
 
@@ -83,11 +89,11 @@ interface Check {
   name: string;
   ok: boolean;
   detail: string;
-  watcher?: { failing: string | null; lastReadSecondsAgo: number | null; bounds: { staleSeconds: number; lagBlocks: number } };
+  watcher?: { failing: string | null; lastReadSecondsAgo: number | null; headBlock: number | null; readToBlock: number | null; lagBlocks: number | null; bounds: { staleSeconds: number; lagBlocks: number } };
 }
 
 /** Every address a URL of this test names: none may appear in an answer. */
-const addresses = () => [pgSwitch, temporalSwitch, redisSwitch, rpcSwitch].map((s) => s.address).concat([new URL(anvil.url).host]);
+const addresses = () => [pgSwitch, temporalSwitch, redisSwitch, rpcSwitch].map((s) => s.address).concat([new URL(anvil.url).host, new URL(rpc.url).host]);
 
 /** GET /ready, checked for credentials and addresses on every call. */
 async function ready(): Promise<{ status: number; checks: Check[]; res: HttpResponse }> {
@@ -193,6 +199,32 @@ describe('GET /ready', () => {
     // An unreachable node is retried with a backoff of up to 30 s (rails/chain/outage.ts).
     await until(200, [], 'the watcher to read again', 60_000);
   }, 90_000);
+
+  it('turns 503 naming the watcher while it trails the head by more than its bound, with the numbers, and 200 once caught up', async () => {
+    const { checks } = await allUp();
+    // Caught up on an idle chain: it has read to the head.
+    const head = checks.find((c) => c.name === 'watcher:USDT_BSC:test')!.watcher!.readToBlock!;
+    // 3,000 new blocks. Ticks wait for the head until all are mined; then they read 2,000 blocks
+    // (a tick's most), and the node is slow to answer for the rest: the watcher trails by 1,000.
+    const holdHead = rpc.fail({ method: 'eth_blockNumber', fault: 'hold' });
+    const holdRest = rpc.fail({ method: 'eth_getLogs', when: (params) => BigInt((params[0] as { toBlock: string }).toBlock) > head + 2_000, fault: 'hold' });
+    try {
+      for (let i = 0; i < 6; i++) await anvil.rpc('anvil_mine', ['0x1f4']);
+      holdHead();
+      rpc.release();
+      const expected = `It trails the head by 1000 blocks (bound 600): read to ${head + 2_000} of ${head + 3_000}.`;
+      const watcher = await eventually(async () => {
+        const c = (await until(503, ['watcher:USDT_BSC:test'], 'the watcher to trail the head')).checks.find((x) => x.name === 'watcher:USDT_BSC:test')!;
+        return c.detail === expected ? c : undefined;
+      }, 'the watcher to have read 2,000 of the 3,000 blocks');
+      expect(watcher.watcher).toMatchObject({ failing: null, headBlock: head + 3_000, readToBlock: head + 2_000, lagBlocks: 1000, bounds: { lagBlocks: 600 } });
+    } finally {
+      holdHead();
+      holdRest();
+      rpc.release();
+    }
+    await until(200, [], 'the watcher to catch up');
+  });
 
   it('answers while PostgreSQL, Temporal and Redis accept connections and never answer, naming each', async () => {
     await allUp();
