@@ -21,9 +21,10 @@ import { eventually } from '../helpers/wait.js';
  * GET /ready on real parts, each behind a TCP switch the test cuts, stalls and restores:
  * PostgreSQL, the Temporal frontend, Redis (the rate-limit store) and the only RPC of a rail whose
  * chain watcher runs in this process (anvil). Each going away turns /ready into a 503 that names
- * it, and back into a 200 when it returns; a dependency that accepts connections and never answers
- * still gets an answer. Every URL carries a credential, and no answer or log line shows any of
- * them, nor a host or port.
+ * it, and back into a 200 when it returns; so does the watcher trailing the head by more than its
+ * bound, and the database lacking a migration. A dependency that accepts connections and never
+ * answers still gets an answer. Every URL carries a credential, and no answer or log line shows
+ * any of them, nor a host or port.
  */
 const secrets = { pg: 'pg-pass-5d1c9e', redis: 'redis-pass-7a0b3f', rpc: 'rpc-key-e42c81' };
 let anvil: Anvil;
