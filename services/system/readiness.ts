@@ -11,13 +11,14 @@ import { withinDeadline, checkTimeoutMs } from './deadline.js';
 /**
  * Whether this process should be sent traffic (GET /ready), as a list of named checks: the
  * process is ready when every check is ok. Cheap enough to be probed every second: PostgreSQL
- * gets two one-row queries (three where chain watchers run), Temporal one GetSystemInfo, Redis
+ * gets two small queries (three where chain watchers run), Temporal one GetSystemInfo, Redis
  * one PING, and the chain checks read what the start-up checks and the watchers recorded, asking
  * no chain. Every check runs at once under its own deadline (checkTimeoutMs), so a dependency
  * that hangs makes its check fail and the answer still comes within about that time.
  *
- * The route is public: no detail carries a URL, a host, a password or an error's own text (a
- * driver's message can name the host it failed to reach), only what was found in our words.
+ * The route is public: no detail carries a URL, a host, a password or a driver's error text (it
+ * can name the host it failed to reach), only what was found in our words; a chain provider's
+ * reason is shown with its addresses removed (chain-readiness.ts).
  */
 export interface ReadinessCheck {
   /** What is checked: `database`, `migrations`, `temporal`, `redis`, `chain-id:<RAIL>:<env>`, `providers:<RAIL>:<env>`, `watcher:<RAIL>:<env>`. */
