@@ -8,7 +8,7 @@ import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerMetrics, registerMetricsRoute } from './plugins/metrics.js';
 import { withIdempotency } from './plugins/idempotency.js';
-import { limitHookOf, registerRateLimits } from './plugins/rate-limit.js';
+import { limitHookOf, localLimitHookOf, registerRateLimits } from './plugins/rate-limit.js';
 import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
@@ -99,7 +99,7 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
     schema: routeSchema(route),
     ...documentOnly,
     // Counted before the body is read: a client over its limit costs no parsing.
-    onRequest: limitHookOf(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
+    onRequest: (route.localRateLimit ? localLimitHookOf : limitHookOf)(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
     handler: async (request: FastifyRequest, reply) => {
       // A remembered key is answered without a promise (api/plugins/auth.ts).
       const authenticated = route.auth === 'none' ? anonymous : authenticate(deps, request, route.auth);

@@ -18,6 +18,8 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   auth: AuthKind;
   /** Requests per 60-second window per client IP; unset means the default API limit. */
   rateLimitPerMinute?: number;
+  /** Count the limit in this process's memory even where REDIS_URL shares the others: the probes, which must answer while Redis is away. */
+  localRateLimit?: boolean;
   /** How an `Idempotency-Key` record of this route is stored (api/plugins/idempotency.ts). */
   idempotency?: IdempotencyOptions;
   body?: B;

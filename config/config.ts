@@ -78,6 +78,8 @@ const envSchema = z.object({
   LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
   CHAIN_WATCHERS: z.enum(['on', 'off']).default('on'), // off: never start chain watchers (M-Pesa-only or offline deployments)
   CHAIN_POLL_MS: z.coerce.number().int().min(10).max(600_000).optional(), // caught-up watchers' poll interval; default per chain
+  READY_CHAIN_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(), // GET /ready: longest time a watcher may go without reading its chain; default 10 poll intervals, at least 60 s (docs/operations.md)
+  READY_CHAIN_LAG_BLOCKS: z.coerce.number().int().min(1).max(100_000_000).optional(), // GET /ready: most blocks a watcher may trail the head; default per chain (docs/operations.md)
   RECONCILE_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(10), // pause between reconciler runs (docs/reconciliation.md); 0: no reconciler
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(), // GET /metrics answers `Authorization: Bearer <this>`; unset → 404 (docs/operations.md)
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(), // a worker process serves GET /metrics on this port (on HOST); unset → none
@@ -155,6 +157,8 @@ export interface Config {
   readonly linkHistoryEventLimit: number;
   readonly chainWatchers: boolean;
   readonly chainPollMs: number | undefined;
+  /** GET /ready's bounds on a chain watcher (READY_CHAIN_STALE_SECONDS, READY_CHAIN_LAG_BLOCKS); undefined: per chain. */
+  readonly readyChain: { readonly staleSeconds: number | undefined; readonly lagBlocks: number | undefined };
   /** Minutes between reconciler runs; 0 turns the reconciler off (docs/reconciliation.md). */
   readonly reconcileEveryMinutes: number;
   /** METRICS_TOKEN: the bearer token of the API's GET /metrics; undefined turns the route off (404). */
@@ -248,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     linkHistoryEventLimit: e.LINK_HISTORY_EVENT_LIMIT,
     chainWatchers: e.CHAIN_WATCHERS === 'on',
     chainPollMs: e.CHAIN_POLL_MS,
+    readyChain: Object.freeze({ staleSeconds: e.READY_CHAIN_STALE_SECONDS, lagBlocks: e.READY_CHAIN_LAG_BLOCKS }),
     reconcileEveryMinutes: e.RECONCILE_EVERY_MINUTES,
     metricsToken: e.METRICS_TOKEN || undefined,
     workerMetricsPort: e.WORKER_METRICS_PORT,

@@ -19,6 +19,13 @@ export async function saveCursor(db: CommonQueryMethods, rail: string, env: Envi
       scanned_to = EXCLUDED.scanned_to, updated_at = now()`);
 }
 
+/** How long ago each watcher's cursor was last saved, by any process (every successful tick saves it). */
+export async function cursorAges(db: CommonQueryMethods): Promise<readonly { rail: string; environment: string; ageMs: number }[]> {
+  const rows = await db.any(sql.type(z.object({ rail: z.string(), environment: z.string(), age_ms: z.number() }))`
+    SELECT rail, environment, (extract(epoch FROM now() - updated_at) * 1000)::float8 AS age_ms FROM chain_cursors`);
+  return rows.map((r) => ({ rail: r.rail, environment: r.environment, ageMs: r.age_ms }));
+}
+
 export interface DepositOwner {
   kind: 'payment_link' | 'invoice' | 'derived';
   id: string;

@@ -14,7 +14,7 @@ const migrationLockId = 7_305_411;
  * `pg` client because migration files hold several statements (the simple query protocol).
  */
 export async function migrate(connectionString: string): Promise<string[]> {
-  const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const files = await readMigrationNames();
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
@@ -42,4 +42,22 @@ export async function migrate(connectionString: string): Promise<string[]> {
   } finally {
     await client.end();
   }
+}
+
+async function readMigrationNames(): Promise<string[]> {
+  return (await readdir(migrationsDir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+}
+
+let shipped: Promise<readonly string[]> | undefined;
+
+/**
+ * The migrations this code ships (`NNNN_name.sql`, in order), read from disk once per process:
+ * readiness compares them with `schema_migrations` on every probe without touching the disk.
+ */
+export function shippedMigrations(): Promise<readonly string[]> {
+  shipped ??= readMigrationNames().catch((err) => {
+    shipped = undefined;
+    throw err;
+  });
+  return shipped;
 }

@@ -68,3 +68,8 @@ export async function databaseTime(db: CommonQueryMethods): Promise<{ now: strin
   return db.one(sql.type(z.object({ now: z.string(), migrations: z.number() }))`
     SELECT now() AS now, (SELECT count(*) FROM schema_migrations)::int AS migrations`);
 }
+
+/** The migrations applied to the database (`schema_migrations`, written by db/migrate.ts), by file name. */
+export async function appliedMigrations(db: CommonQueryMethods): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ name: z.string() }))`SELECT name FROM schema_migrations`);
+}

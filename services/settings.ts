@@ -26,6 +26,8 @@ export interface ServiceSettings extends KeyringSettings {
   readonly chainWatchers: boolean;
   /** Caught-up watchers' poll interval; undefined: each chain's own. */
   readonly chainPollMs: number | undefined;
+  /** GET /ready's bounds on a chain watcher in this process; undefined: each chain's default (rails/chain/watcher-positions.ts). */
+  readonly readyChain: { readonly staleSeconds: number | undefined; readonly lagBlocks: number | undefined };
   /** Minutes between reconciler runs; 0: no reconciler. */
   readonly reconcileEveryMinutes: number;
   readonly rails: RailSettings;

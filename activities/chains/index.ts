@@ -18,6 +18,7 @@ import { signalDeposits } from './signal-deposits.js';
 import { scanSolanaTick } from '../../rails/solana/scan-tick.js';
 import { solanaView } from '../../rails/solana/view.js';
 import { WatchSet, type Family } from '../../rails/chain/watch-set.js';
+import { recordWatcherFailure, recordWatcherRead } from '../../rails/chain/watcher-positions.js';
 
 export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
 
@@ -103,10 +104,15 @@ export function createChainActivities(deps: ActivityDeps) {
           : await scanEvmTick(deps.pool, view(input.rail as EvmStyleRail, input.environment), watchSet(family === 'tron' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
     } catch (err) {
       // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.
-      if (!isUnreachable(err)) throw err;
+      // Either way readiness learns of it (rails/chain/watcher-positions.ts), by kind only.
+      const unreachable = isUnreachable(err);
+      recordWatcherFailure(input.rail, input.environment, unreachable ? 'unreachable' : 'failed', Date.now());
+      if (!unreachable) throw err;
       return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
     }
     outages.succeeded(key, Date.now());
+    const [headBlock, readToBlock] = [blockOf(result.head), readTo(result.cursor)];
+    if (headBlock !== undefined && readToBlock !== undefined) recordWatcherRead(input.rail, input.environment, headBlock, readToBlock, Date.now());
     if (result.disputePassed !== undefined) {
       deps.logger?.warn(
         { watcher: key, blockNumber: result.disputePassed },
@@ -123,6 +129,16 @@ export function createChainActivities(deps: ActivityDeps) {
     const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent, metrics: deps.metrics }, input.rail, input.environment, BigInt(result.head));
     return { ...result, told };
   }
+}
+
+/** A height as a number of blocks; undefined for anything else (recording a position must never fail a tick). */
+const blockOf = (height: string | null | undefined) => (height != null && /^\d+$/.test(height) ? BigInt(height) : undefined);
+
+/** The last block a tick has read: the cursor (which stands on a final block), or what was read past it. */
+function readTo(cursor: Cursor): bigint | undefined {
+  const at = blockOf(cursor.number);
+  const scanned = blockOf(cursor.scannedTo);
+  return at !== undefined && scanned !== undefined && scanned > at ? scanned : at;
 }
 
 /** How often a running tick tells Temporal its worker is alive (the watcher's heartbeat timeout is 20 s). */

@@ -81,11 +81,21 @@ export function limitHookOf(app: FastifyInstance, name: string, perMinute: numbe
   return limitWithHook(app, name, perMinute, by).hook;
 }
 
-function limitWithHook(app: FastifyInstance, name: string, perMinute: number, by: (request: FastifyRequest) => string): Limit & { hook: LimitHook } {
+/**
+ * A limit counted in this process's memory even when the app counts in Redis: for the probes
+ * (GET /health, GET /ready), which must answer whatever state Redis is in. Counted through Redis,
+ * a Redis that is away or hangs would fail or hold every probe before the route could say so
+ * (and a liveness probe failing on it would restart healthy processes).
+ */
+export function localLimitHookOf(app: FastifyInstance, name: string, perMinute: number): LimitHook {
+  return limitWithHook(app, name, perMinute, defaultBy, true).hook;
+}
+
+function limitWithHook(app: FastifyInstance, name: string, perMinute: number, by: (request: FastifyRequest) => string, local = false): Limit & { hook: LimitHook } {
   const create = app.createRateLimit;
   let byName = limits.get(create);
   if (!byName) limits.set(create, (byName = new Map()));
-  const key = `${name}:${perMinute}`;
+  const key = `${name}:${perMinute}${local ? ':local' : ''}`;
   let limit = byName.get(key);
   if (!limit) {
     // Not the plugin's own hook (it runs once per request, and a page may be under two limits:
@@ -107,7 +117,7 @@ function limitWithHook(app: FastifyInstance, name: string, perMinute: number, by
         'Retry-After': retry,
       });
     };
-    if (inMemory.has(create)) {
+    if (local || inMemory.has(create)) {
       const count = memoryCounter(perMinute);
       const hook: LimitHook = (request, reply, done) => {
         let refusal: AppError | undefined;

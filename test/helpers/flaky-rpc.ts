@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
  * A JSON-RPC proxy in front of a real node (anvil, or an emulator) that fails the calls a test
  * chooses, the ways providers do fail: an HTTP 500, no answer at all (the client times out), a
  * body that is not JSON, a `null` result (a lagging node that has not got the block yet), or
- * an answer rewritten by the test (e.g. a result array shorter than asked). Everything else is
+ * an answer rewritten by the test (e.g. a result array shorter than asked), or an answer held
+ * until the test releases it (a slow node, without the client's timeout). Everything else is
  * forwarded untouched, to the same path, so the chain behind it stays the real one.
  */
-export type Fault = 'http500' | 'timeout' | 'malformed' | 'null' | { rewrite(answer: RpcAnswer): unknown };
+export type Fault = 'http500' | 'timeout' | 'hold' | 'malformed' | 'null' | { rewrite(answer: RpcAnswer): unknown };
 
 export interface RpcAnswer {
   jsonrpc: '2.0';
@@ -40,6 +41,8 @@ export interface FlakyRpc {
   /** Adds a rule; returns a function that removes it. */
   fail(rule: FaultRule): () => void;
   clear(): void;
+  /** Forwards every call held by a `hold` fault, as if the node had been slow. */
+  release(): void;
   /** Every single (non-batch) call seen, in order, with the fault it got. */
   readonly calls: readonly RpcCall[];
   close(): Promise<void>;
@@ -66,6 +69,7 @@ function faultName(f: Fault): string {
 export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
   let rules: ActiveRule[] = [];
   const calls: RpcCall[] = [];
+  let held: (() => void)[] = [];
 
   // The request's path goes along: TronGrid serves `/jsonrpc` and its HTTP API (`/walletsolidity/…`) side by side.
   const forward = async (text: string, path: string) => {
@@ -101,6 +105,7 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
     if (single) calls.push({ method: single.method as string, params, fault: fault && faultName(fault) });
     const json = (status: number, payload: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(payload);
     if (fault === 'timeout') return; // never answered: the client's own timeout ends it
+    if (fault === 'hold') await new Promise<void>((resolve) => held.push(resolve));
     if (fault === 'http500') return json(500, JSON.stringify({ jsonrpc: '2.0', id: single?.id ?? null, error: { code: -32603, message: 'internal error' } }));
     if (fault === 'malformed') return json(200, `{"jsonrpc":"2.0","id":${JSON.stringify(single?.id ?? null)},"result":{"number":`);
     if (fault === 'null') return json(200, JSON.stringify({ jsonrpc: '2.0', id: single?.id ?? null, result: null }));
@@ -125,6 +130,10 @@ export async function startFlakyRpc(upstreamUrl: string): Promise<FlakyRpc> {
     },
     clear() {
       rules = [];
+    },
+    release() {
+      for (const resolve of held) resolve();
+      held = [];
     },
     calls,
     close: () =>

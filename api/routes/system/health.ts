@@ -9,6 +9,8 @@ export const health = defineRoute({
   summary: 'Liveness and database reachability',
   tags: ['System'],
   auth: 'none',
+  // A probe answers whatever state Redis is in (api/plugins/rate-limit.ts, localLimitHookOf).
+  localRateLimit: true,
   responses: { 200: { description: 'Healthy', schema: z.object({ ok: z.boolean(), database: z.boolean() }) } },
   handler: async ({ deps }) => {
     await pingDatabase(deps.pool);
