@@ -9,7 +9,7 @@ import {
 /**
  * A slonik driver over `pg` that sends every statement as a named (prepared) statement: a
  * connection parses and plans a statement's text once, then only binds and executes it. On the
- * hot reads that is most of PostgreSQL's work per request (README, Benchmarks; docs/architecture.md).
+ * hot reads that is most of PostgreSQL's work per request (docs/benchmarks.md; docs/architecture.md).
  *
  * Names are given per statement text, process-wide (`s1`, `s2`, …), up to `maxNamedStatements`
  * texts; any text past that runs unnamed, so a query built with a varying shape (a list of N

@@ -142,7 +142,7 @@ beforeAll(async () => {
   service = new Service(env);
   await service.start();
 
-  // The merchant's first steps, as README.md tells them: a store from the CLI (while the service runs), then the API.
+  // The merchant's first steps, as README.md and docs/api.md tell them: a store from the CLI (while the service runs), then the API.
   const { stdout } = await run(process.execPath, ['bin/malipo.mjs', 'stores:create', '--name', 'Chaos shop'], { env });
   const store = JSON.parse(stdout) as { clientId: string; keys: { test: { secretKey: string }; live: { secretKey: string } } };
   storeId = store.clientId;

@@ -154,7 +154,7 @@ export function nextClientIp(): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The documented error body (README "Errors", docs/contracts.md)
+// The documented error body (docs/api.md, "Errors"; docs/contracts.md)
 
 /** Codes the error handler adds to the catalog for transport-level refusals. */
 const transportCodes: Record<string, number> = {
@@ -180,7 +180,7 @@ export function errorBodyProblem(res: RawResponse): string | null {
   if (e.type !== expectedType) return `type ${String(e.type)} for status ${res.status}`;
   const codeStatus = (errorCodes as Record<string, number>)[e.code] ?? transportCodes[e.code];
   if (codeStatus !== res.status) return `code ${e.code} with status ${res.status}`;
-  // A replayed Idempotency-Key answer is the first answer verbatim (README "Idempotency"), its request id included.
+  // A replayed Idempotency-Key answer is the first answer verbatim (docs/api.md, "Idempotency"), its request id included.
   if (res.headers['x-request-id'] !== e.requestId && res.headers['idempotent-replayed'] !== 'true') return 'requestId differs from x-request-id';
   return null;
 }
