@@ -2,6 +2,7 @@ import { ApplicationFailure, setHandler, uuid4 } from '@temporalio/workflow';
 import { amountDueMinor } from '../domain/link-accounting.js';
 import { maxPromptsPerLink } from '../domain/mpesa/prompt-limits.js';
 import type { RailId } from '../domain/rails.js';
+import type { LinkStatus } from '../domain/states.js';
 import {
   cancelLink,
   linkState,
@@ -103,14 +104,14 @@ async function sendPrompt(run: LinkRun, phoneNumber: string): Promise<{ ok: true
 }
 
 /** PENDING → CANCELLED; checked again under the lock (the validator ran before another handler may have moved it). */
-async function cancel(run: LinkRun): Promise<{ status: typeof run.status }> {
+async function cancel(run: LinkRun): Promise<{ status: LinkStatus }> {
   requireCancellable(run);
   await run.moveTo('cancelled');
   return { status: run.status };
 }
 
 /** A simulated payment of the full amount, confirmed like a real one (test environment only). */
-async function simulate(run: LinkRun, rail: RailId): Promise<{ status: typeof run.status }> {
+async function simulate(run: LinkRun, rail: RailId): Promise<{ status: LinkStatus }> {
   // The validator refuses live links already; a handler never trusts that it ran.
   requireTestEnvironment(run);
   requireOpen(run, rail);

@@ -1,13 +1,8 @@
-import {
-  amountInLinkUnits,
-  eventAfterFailure,
-  hasPaymentInFlight,
-  judgeConfirmed,
-} from '../domain/link-accounting.js';
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import { amountInLinkUnits, eventAfterFailure, hasPaymentInFlight, judgeConfirmed } from '../domain/link-accounting.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
 import { railDecimals } from '../rails/registry.js';
-import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { PromptOutcomes } from './mobile-money-prompts.js';
 import { currencyOf, db, type LinkRun } from './payment-link-run.js';
 
