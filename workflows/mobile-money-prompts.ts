@@ -1,11 +1,19 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { MobileMoneyActivities, PromptSettlement } from '../activities/mobile-money/index.js';
 import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
+import type { RailId } from '../domain/rails.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
 
 // The operator is called at most a few times: a prompt on the customer's phone must not repeat
 // (the activity also refuses to resend when an earlier attempt's outcome is unknown).
 export const mobileMoney = proxyActivities<MobileMoneyActivities>(mobileMoneyActivityOptions);
+
+/**
+ * The rail whose payments are prompts: sent by the `startMobileMoneyPayment` update, named by
+ * their CheckoutRequestID and settled by the STK query, never by a recorded deposit. The one
+ * place the link workflow names it.
+ */
+export const promptRail: RailId = 'MOBILE_MONEY';
 
 /**
  * When to ask M-Pesa about a prompt whose callback has not come (callbacks do get lost), in
@@ -45,8 +53,10 @@ export interface PromptOutcomes {
  * same activity calls, in the same order, from the same state.
  */
 export class PromptBook {
-  private readonly checks: Map<string, PromptCheck>;
-  private readonly delaysMs: number[];
+  /** Read and settled by the pre-patch paths too (workflows/payment-link-legacy.ts). */
+  readonly checks: Map<string, PromptCheck>;
+  /** The backing-off delays of `promptCheckSteps`, in milliseconds. */
+  readonly delaysMs: number[];
 
   constructor(firstCheckMs: number, carried: [string, PromptCheck][] = []) {
     this.checks = new Map(carried);
@@ -127,46 +137,6 @@ export class PromptBook {
       } catch (err) {
         log.warn('M-Pesa could not be asked about a prompt before the link closed', { linkId: o.linkId, key, error: String(err) });
       }
-    }
-  }
-
-  // ---- Before the 'signals-are-hints' patch: kept unchanged so histories recorded then replay. ----
-
-  /** A callback claiming success was believed once the STK query agreed. */
-  async verifyCallbackLegacy(report: PaymentReport, o: PromptOutcomes): Promise<void> {
-    if (o.paymentState(report.key) === 'confirmed') return;
-    const answer = await mobileMoney.queryStkPush({ linkId: o.linkId, checkoutRequestId: report.key });
-    if (answer.status === 'succeeded') return o.confirmed(report);
-    if (answer.status === 'failed') return o.failed(report.key, answer.reason ?? 'M-Pesa reported the payment failed.');
-    const check = this.checks.get(report.key);
-    if (answer.status === 'pending' && check) {
-      check.callbackReport = report;
-      check.dueAtMs = Math.min(check.dueAtMs, Date.now() + this.delaysMs[0]!);
-    }
-  }
-
-  async checkOverdueLegacy(o: PromptOutcomes): Promise<void> {
-    for (const [key, check] of this.checks) {
-      if (o.paymentState(key) !== 'initiated') {
-        this.checks.delete(key);
-        continue;
-      }
-      if (Date.now() < check.dueAtMs) continue;
-      const answer = await mobileMoney.queryStkPush({ linkId: o.linkId, checkoutRequestId: key });
-      check.checks += 1;
-      if (answer.status === 'succeeded') {
-        await o.confirmed(
-          check.callbackReport ?? { rail: 'MOBILE_MONEY', key, externalId: key, payer: check.phone, amountMinor: String(o.mobileMoneyAmount ?? 0), decimals: 0 },
-        );
-      } else if (answer.status === 'failed') {
-        await o.failed(key, answer.reason ?? 'M-Pesa reported the payment failed.');
-      } else if (check.checks >= this.delaysMs.length) {
-        await o.failed(key, 'M-Pesa never reported an outcome for this prompt.');
-      } else {
-        check.dueAtMs = Date.now() + this.delaysMs[check.checks]!;
-        continue;
-      }
-      this.checks.delete(key);
     }
   }
 }
