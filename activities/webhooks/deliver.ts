@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
@@ -17,6 +18,7 @@ import type { ServiceSettings } from '../../services/settings.js';
 import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
 import { resolveDestination } from '../../services/webhooks/destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
+import { tracedPost } from './traced-post.js';
 import { openWebhookSecret } from '../../services/webhooks/secrets.js';
 
 export interface DeliverAttemptInput {
@@ -81,7 +83,7 @@ export function activityContext(): Context | undefined {
  * `deliveryId` and settled. Shared by the delivery workflow's activity and by the dispatch's
  * inline first attempt, so both make exactly the same request and the same log row.
  */
-export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
+export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer }) {
   const { pool } = deps;
 
   /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
@@ -110,9 +112,9 @@ export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettin
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
     try {
-      return await postWebhook({
-        url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal,
-      });
+      const request = { url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal };
+      const ids = { eventId: event.id, endpointId: endpoint.id };
+      return await (deps.tracer ? tracedPost(deps.tracer, request, ids) : postWebhook(request));
     } finally {
       if (beat) clearInterval(beat);
     }
@@ -171,7 +173,7 @@ export function createAttempts(deps: { pool: DatabasePool; config: ServiceSettin
   return { attempt, settle };
 }
 
-export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics }) {
+export function createDeliveryActivities(deps: { pool: DatabasePool; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer }) {
   const { pool } = deps;
   const { attempt, settle } = createAttempts(deps);
 

@@ -1,0 +1,91 @@
+import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import type { TracingSettings } from '../config/config.js';
+
+/**
+ * One process's tracing, made only when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/tracing.md):
+ * with it unset nothing here is loaded into the request path, no interceptor is installed and no
+ * span is made. Spans are batched and POSTed as OTLP/HTTP JSON.
+ *
+ * The provider is registered globally, as OpenTelemetry's API expects: Temporal's interceptors
+ * find their tracer and the active context through it. `shutdown` unregisters it again.
+ */
+export interface Tracing {
+  /** The tracer of our own spans: the API's server spans and the webhook POSTs. */
+  readonly tracer: Tracer;
+  /** For the Temporal client: starts, signals and updates carry the caller's context to the workflow. */
+  readonly clientInterceptors: { workflow: WorkflowClientInterceptor[] };
+  /** For a worker: RunActivity spans from the headers, and the sink the workflows' spans leave the sandbox by. */
+  readonly worker: { activityInterceptors: ActivityInterceptorsFactory[]; sinks: InjectedSinks<OpenTelemetrySinks> };
+  /** Exports what is buffered now (a test before it reads the receiver; a process before it exits). */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** What a process is called in traces when OTEL_SERVICE_NAME does not say. */
+export type ProcessRole = 'malipo-api' | 'malipo-worker' | 'malipo';
+
+export function startTracing(settings: TracingSettings | undefined, role: ProcessRole): Tracing | undefined {
+  if (!settings) return undefined;
+  const resource = new Resource({ [ATTR_SERVICE_NAME]: settings.serviceName ?? role, [ATTR_SERVICE_VERSION]: '0.1.0' });
+  const exporter = new OTLPTraceExporter({ url: settings.tracesUrl });
+  const processor = new BatchSpanProcessor(exporter);
+  const provider = new NodeTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [processor] });
+  // Registers the AsyncLocalStorage context manager and the W3C trace-context and baggage propagators.
+  provider.register();
+  return {
+    tracer: trace.getTracer('malipo'),
+    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    worker: {
+      activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      // Workflow code cannot reach the network: its spans are handed out through this sink and exported here.
+      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    },
+    flush: () => provider.forceFlush(),
+    async shutdown() {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
+}
+
+/** OTEL_TRACES_SAMPLER as OpenTelemetry's SDKs read it; the parent-based ones keep a payment's trace whole. */
+function samplerOf(settings: TracingSettings): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
+  switch (settings.sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
