@@ -1,4 +1,4 @@
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import {
@@ -6,11 +6,13 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   type Sampler,
+  type SamplingResult,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -54,7 +56,7 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
   // Registers the AsyncLocalStorage context manager and the W3C trace-context and baggage propagators.
   provider.register();
   return {
-    tracer: trace.getTracer('malipo'),
+    tracer: provider.getTracer('malipo'),
     clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     worker: {
       activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
@@ -71,10 +73,35 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
   };
 }
 
-/** OTEL_TRACES_SAMPLER as OpenTelemetry's SDKs read it; the parent-based ones keep a payment's trace whole. */
+/**
+ * The default sampler's root decision: a read (a GET or HEAD request's server span) is kept at the
+ * ratio, by its trace id; anything else (a write, a webhook, a workflow the workers start) always.
+ * Reads are most of the API's requests and start nothing; a payment's trace starts with a write,
+ * so it is always whole.
+ */
+class ReadsRatioSampler implements Sampler {
+  private readonly reads: TraceIdRatioBasedSampler;
+  constructor(private readonly ratio: number) {
+    this.reads = new TraceIdRatioBasedSampler(ratio);
+  }
+
+  shouldSample(ctx: Context, traceId: string, _name: string, kind: SpanKind, attributes: Attributes): SamplingResult {
+    const method = attributes[ATTR_HTTP_REQUEST_METHOD];
+    if (kind === SpanKind.SERVER && (method === 'GET' || method === 'HEAD')) return this.reads.shouldSample(ctx, traceId);
+    return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+  }
+
+  toString(): string {
+    return `ReadsRatioSampler{${this.ratio}}`;
+  }
+}
+
+/** OTEL_TRACES_SAMPLER as OpenTelemetry's SDKs read it, plus ours; the parent-based ones keep a sampled trace whole. */
 function samplerOf(settings: TracingSettings): Sampler {
   const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
   switch (settings.sampler) {
+    case 'parentbased_reads_ratio':
+      return new ParentBasedSampler({ root: new ReadsRatioSampler(settings.samplerRatio) });
     case 'always_on':
       return new AlwaysOnSampler();
     case 'always_off':

@@ -22,7 +22,8 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer | undefined
   });
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url;
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    // Most callers send no trace context: nothing to parse then.
+    const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers);
     const span = tracer.startSpan(route ? `${request.method} ${route}` : request.method, {
       kind: SpanKind.SERVER,
       attributes: {
