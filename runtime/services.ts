@@ -133,7 +133,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     const { metrics } = metricsRegistry;
     let workers: WorkerSet | undefined;
     if (opts.worker) {
-      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics, tracer: tracing?.tracer }, tracing });
+      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics, tracer: tracing?.tracer }, tracing: tracing?.worker });
       if (config.workerMetricsPort !== undefined) {
         // A taken port (a second worker on one machine) costs this worker its metrics port, never its work.
         const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort).catch((err) => {

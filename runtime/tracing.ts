@@ -18,11 +18,10 @@ import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
   OpenTelemetryWorkflowClientInterceptor,
-  type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { TracingSettings } from '../config/config.js';
+import type { WorkerTracing } from '../worker/worker.js';
 
 /**
  * One process's tracing, made only when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/tracing.md):
@@ -38,7 +37,7 @@ export interface Tracing {
   /** For the Temporal client: starts, signals and updates carry the caller's context to the workflow. */
   readonly clientInterceptors: { workflow: WorkflowClientInterceptor[] };
   /** For a worker: RunActivity spans from the headers, and the sink the workflows' spans leave the sandbox by. */
-  readonly worker: { activityInterceptors: ActivityInterceptorsFactory[]; sinks: InjectedSinks<OpenTelemetrySinks> };
+  readonly worker: WorkerTracing;
   /** Exports what is buffered now (a test before it reads the receiver; a process before it exits). */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -97,7 +96,7 @@ class ReadsRatioSampler implements Sampler {
 }
 
 /** OTEL_TRACES_SAMPLER as OpenTelemetry's SDKs read it, plus ours; the parent-based ones keep a sampled trace whole. */
-function samplerOf(settings: TracingSettings): Sampler {
+export function samplerOf(settings: TracingSettings): Sampler {
   const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
   switch (settings.sampler) {
     case 'parentbased_reads_ratio':

@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
-import type { Tracing } from '../runtime/tracing.js';
 import { correlationActivityInterceptor } from './correlation-interceptors.js';
 import { runRequestStarter } from './request-starter.js';
 
@@ -60,6 +60,14 @@ export function workflowBundle(traced = false): Promise<WorkflowBundle> {
  */
 export const maxCachedWorkflows: Readonly<Record<TaskQueue, number>> = { payments: 400, chains: 50, webhooks: 150 };
 
+/** What a worker traces with (runtime/tracing.ts makes it when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+export interface WorkerTracing {
+  /** OpenTelemetry's: a RunActivity span per activity, child of the workflow's StartActivity span. */
+  activityInterceptors: ActivityInterceptorsFactory[];
+  /** The sink the workflows' spans leave the sandbox by. */
+  sinks: InjectedSinks<OpenTelemetrySinks>;
+}
+
 export interface WorkerSet {
   workers: Worker[];
   run(): Promise<void>;
@@ -76,14 +84,14 @@ export interface WorkerOptions {
   /** The workflow code bundled ahead (the test suite bundles once per run); else bundled here. */
   workflowBundle?: WorkflowBundleOption;
   /** With tracing on (runtime/tracing.ts): the traced bundle, OpenTelemetry's activity interceptors and the workflows' span sink. */
-  tracing?: Tracing;
+  tracing?: WorkerTracing;
 }
 
 export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   const activities = createActivities(opts.deps);
   const bundle = opts.workflowBundle ?? (await workflowBundle(opts.tracing !== undefined));
   // OpenTelemetry's first: the correlation interceptor tags the activity span it opens.
-  const activityInterceptors = [...(opts.tracing?.worker.activityInterceptors ?? []), correlationActivityInterceptor];
+  const activityInterceptors = [...(opts.tracing?.activityInterceptors ?? []), correlationActivityInterceptor];
   const queues = opts.queues ?? taskQueues;
   const workers = await Promise.all(
     queues.map((q) =>
@@ -94,7 +102,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
         workflowBundle: bundle,
         activities,
         interceptors: { activity: activityInterceptors },
-        ...(opts.tracing ? { sinks: opts.tracing.worker.sinks } : {}),
+        ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
         maxCachedWorkflows: maxCachedWorkflows[q],
         shutdownGraceTime: '10 seconds',
       }),

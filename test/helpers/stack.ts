@@ -96,7 +96,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
     namespace: config.temporal.namespace,
     deps: { pool, config, temporal, metrics: opts.metrics?.metrics, tracer: tracing?.tracer },
     workflowBundle: tracing ? undefined : sharedWorkflowBundle(),
-    tracing,
+    tracing: tracing?.worker,
   });
   let workers = await newWorkers();
   let running = workers.run();
