@@ -18,7 +18,6 @@ import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
 import { clientInterceptors } from '../temporal-client/correlation.js';
 import { createMetricsRegistry, serveMetrics } from './metrics.js';
-import { startTracing } from './tracing.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
 import { ensureTemporalCli } from './temporal-cli.js';
@@ -88,7 +87,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     const chainIds = checkChainIds(config.rails, logger);
     stops.push(async () => chainIds.stop());
     // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; stopped last, so the spans of the shutdown are sent too.
-    const tracing = startTracing(config.tracing, opts.api && opts.worker ? 'malipo' : opts.api ? 'malipo-api' : 'malipo-worker');
+    const tracing = config.tracing && (await import('./tracing.js')).startTracing(config.tracing, opts.api && opts.worker ? 'malipo' : opts.api ? 'malipo-api' : 'malipo-worker');
     if (tracing) {
       stops.push(() => tracing.shutdown());
       logger.info({ tracesUrl: redactedUrl(config.tracing!.tracesUrl), sampler: config.tracing!.sampler }, 'tracing on: spans go over OTLP/HTTP');

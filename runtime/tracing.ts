@@ -1,4 +1,5 @@
 import { context, propagation, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import {
@@ -29,7 +30,9 @@ import type { WorkerTracing } from '../worker/worker.js';
  * span is made. Spans are batched and POSTed as OTLP/HTTP JSON.
  *
  * The provider is registered globally, as OpenTelemetry's API expects: Temporal's interceptors
- * find their tracer and the active context through it. `shutdown` unregisters it again.
+ * find their tracer and the active context through it. `shutdown` unregisters it again. The
+ * composition roots import this module only when tracing is on, so the SDK is not even loaded
+ * otherwise.
  */
 export interface Tracing {
   /** The tracer of our own spans: the API's server spans and the webhook POSTs. */
@@ -52,8 +55,9 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
   const exporter = new OTLPTraceExporter({ url: settings.tracesUrl });
   const processor = new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [processor] });
-  // Registers the AsyncLocalStorage context manager and the W3C trace-context and baggage propagators.
-  provider.register();
+  // The AsyncLocalStorage context manager, and W3C trace context as the only propagator: a caller's
+  // `baggage` header is not taken in, so nothing it says travels on to workflows or to merchants.
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   return {
     tracer: provider.getTracer('malipo'),
     clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },

@@ -1,10 +1,6 @@
-import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { postWebhook, type PostRequest, type PostResult } from './http-post.js';
-
-/** Only `traceparent` (and `tracestate`): no baggage leaves for a merchant's endpoint. */
-const traceContext = new W3CTraceContextPropagator();
 
 /**
  * A webhook POST as a client span (with tracing on), child of the activity that sends it, and its
@@ -19,7 +15,8 @@ export async function tracedPost(tracer: Tracer, req: PostRequest, ids: { eventI
     attributes: { [ATTR_HTTP_REQUEST_METHOD]: 'POST', 'malipo.webhook.event_id': ids.eventId, 'malipo.webhook.endpoint_id': ids.endpointId },
   });
   const headers = { ...req.headers };
-  traceContext.inject(trace.setSpan(context.active(), span), headers, { set: (carrier, key, value) => void (carrier[key] = value) });
+  // W3C trace context is the only propagator registered (runtime/tracing.ts): `traceparent` and `tracestate`, no baggage.
+  propagation.inject(trace.setSpan(context.active(), span), headers);
   try {
     const result = await postWebhook({ ...req, headers });
     if (result.status !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, result.status);

@@ -6,7 +6,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { buildApp } from '../../runtime/http-app.js';
 import type { MetricsRegistry } from '../../runtime/metrics.js';
-import { startTracing, type Tracing } from '../../runtime/tracing.js';
+import type { Tracing } from '../../runtime/tracing.js';
 import { clientInterceptors } from '../../temporal-client/correlation.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
@@ -89,7 +89,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   // As the service connects (services.ts): one native connection for the client and the workers.
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   // As the service traces (services.ts): only with OTEL_EXPORTER_OTLP_ENDPOINT set, and then with the traced workflow bundle.
-  const tracing = startTracing(config.tracing, 'malipo');
+  const tracing = config.tracing && (await import('../../runtime/tracing.js')).startTracing(config.tracing, 'malipo');
   const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace, interceptors: clientInterceptors(tracing?.clientInterceptors) });
   const newWorkers = () => createWorkers({
     connection: nativeConnection,
