@@ -12,6 +12,8 @@ import { clientsWithinLimit, loadFromChild, type Load } from './load.js';
 const seeded = 200;
 
 export interface ReadFixture {
+  /** The seeded database, for a server in another process (bench/observability-server.ts). */
+  databaseUrl: string;
   config: Config;
   deps: { config: Config; pool: Awaited<ReturnType<typeof openPool>>; temporal: never; rates: RateService };
   /** A load of `seconds` on `base` over the seeded links, from fresh client addresses each time (rate limits). */
@@ -39,6 +41,7 @@ export async function readFixture(name: string): Promise<ReadFixture> {
   let clients = 0;
   const perLoad = (s: number) => clientsWithinLimit(600, s, 30_000);
   return {
+    databaseUrl: db.url,
     config,
     deps: { config, pool, temporal: undefined as never, rates: new RateService({ testKesPerUsdt: '130', sources: [] }) },
     async load(base, seconds) {

@@ -85,9 +85,9 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl, // the collector's base URL; spans go to <this>/v1/traces
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl, // the full traces URL, over the one above
   OTEL_SERVICE_NAME: z.string().min(1).max(100).optional(), // unset → malipo-api, malipo-worker, or malipo for `malipo start`
-  // The standard samplers, and ours (the default): every write's trace kept whole, reads (GET, HEAD) at the ratio.
-  OTEL_TRACES_SAMPLER: z.enum(['parentbased_reads_ratio', 'always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_reads_ratio'),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(), // the ratio: of reads for parentbased_reads_ratio (default 0.1), of traces for *traceidratio (default 1)
+  // The standard samplers, and ours (the default): every write's trace kept whole, other traces (reads, background work) at the ratio.
+  OTEL_TRACES_SAMPLER: z.enum(['parentbased_writes_always', 'always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_writes_always'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(), // the ratio: of traces not begun by a write for parentbased_writes_always (default 0.1), of all traces for *traceidratio (default 1)
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Proxies whose X-Forwarded-For is believed: addresses/CIDR ranges, comma-separated; unset → none (docs/operations.md).
   TRUST_PROXY: z
@@ -182,7 +182,7 @@ export interface TracingSettings {
   /** OTEL_SERVICE_NAME; undefined lets the process name itself (malipo-api, malipo-worker, malipo). */
   readonly serviceName: string | undefined;
   readonly sampler: z.infer<typeof envSchema>['OTEL_TRACES_SAMPLER'];
-  /** The ratio, 0 to 1: of the reads parentbased_reads_ratio keeps, of the traces a traceidratio sampler keeps. */
+  /** The ratio, 0 to 1: of the traces not begun by a write that parentbased_writes_always keeps, of all traces for a traceidratio sampler. */
   readonly samplerRatio: number;
 }
 
@@ -279,7 +279,7 @@ function tracingSettings(e: z.infer<typeof envSchema>): TracingSettings | undefi
   const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
   const tracesUrl = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${stripSlash(base)}/v1/traces` : undefined);
   if (!tracesUrl) return undefined;
-  const samplerRatio = e.OTEL_TRACES_SAMPLER_ARG ?? (e.OTEL_TRACES_SAMPLER === 'parentbased_reads_ratio' ? 0.1 : 1);
+  const samplerRatio = e.OTEL_TRACES_SAMPLER_ARG ?? (e.OTEL_TRACES_SAMPLER === 'parentbased_writes_always' ? 0.1 : 1);
   return Object.freeze({ tracesUrl, serviceName: e.OTEL_SERVICE_NAME, sampler: e.OTEL_TRACES_SAMPLER, samplerRatio });
 }
 

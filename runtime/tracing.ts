@@ -1,9 +1,10 @@
-import { context, propagation, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanKind, trace, type Attributes, type Context, type ContextManager, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
+  BasicTracerProvider,
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
@@ -12,7 +13,7 @@ import {
   type Sampler,
   type SamplingResult,
 } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import {
   makeWorkflowExporter,
@@ -29,9 +30,12 @@ import type { WorkerTracing } from '../worker/worker.js';
  * with it unset nothing here is loaded into the request path, no interceptor is installed and no
  * span is made. Spans are batched and POSTed as OTLP/HTTP JSON.
  *
- * The provider is registered globally, as OpenTelemetry's API expects: Temporal's interceptors
- * find their tracer and the active context through it. `shutdown` unregisters it again. The
- * composition roots import this module only when tracing is on, so the SDK is not even loaded
+ * Only the context manager and the propagator are registered globally (Temporal's interceptors
+ * read the active context and inject it through them); the tracer provider is not. Our spans and
+ * Temporal's come from this provider's tracer, handed to them. A library that traces itself
+ * through the global API (slonik makes several spans per query) then stays untraced: those spans
+ * cost the hot read about a quarter of its throughput. `shutdown` unregisters what was registered.
+ * The composition roots import this module only when tracing is on, so the SDK is not even loaded
  * otherwise.
  */
 export interface Tracing {
@@ -54,22 +58,23 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
   const resource = new Resource({ [ATTR_SERVICE_NAME]: settings.serviceName ?? role, [ATTR_SERVICE_VERSION]: '0.1.0' });
   const exporter = new OTLPTraceExporter({ url: settings.tracesUrl });
   const processor = new BatchSpanProcessor(exporter);
-  const provider = new NodeTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [processor] });
-  // The AsyncLocalStorage context manager, and W3C trace context as the only propagator: a caller's
-  // `baggage` header is not taken in, so nothing it says travels on to workflows or to merchants.
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [processor] });
+  context.setGlobalContextManager(new UntracedPassThrough(new AsyncLocalStorageContextManager()).enable());
+  // W3C trace context as the only propagator: a caller's `baggage` header is not taken in, so
+  // nothing it says travels on to workflows or to merchants.
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const tracer = provider.getTracer('malipo');
   return {
-    tracer: provider.getTracer('malipo'),
-    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    tracer,
+    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] },
     worker: {
-      activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
       // Workflow code cannot reach the network: its spans are handed out through this sink and exported here.
       sinks: { exporter: makeWorkflowExporter(processor, resource) },
     },
     flush: () => provider.forceFlush(),
     async shutdown() {
       await provider.shutdown();
-      trace.disable();
       context.disable();
       propagation.disable();
     },
@@ -77,25 +82,68 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
 }
 
 /**
- * The default sampler's root decision: a read (a GET or HEAD request's server span) is kept at the
- * ratio, by its trace id; anything else (a write, a webhook, a workflow the workers start) always.
- * Reads are most of the API's requests and start nothing; a payment's trace starts with a write,
- * so it is always whole.
+ * OpenTelemetry's AsyncLocalStorage context manager, except for one call it need not make:
+ * entering a context whose span records nothing and names the span already active (or none).
+ * Libraries that trace themselves through the global API make such calls all the time: slonik
+ * opens a span around every query and its interceptors, and with no provider registered those are
+ * no-op spans carrying the active span's context. Entering them changes nothing a reader of the
+ * context could see, yet through AsyncLocalStorage it cost the hot read a fifth of its throughput
+ * (bench/observability.ts). Every other context is entered as the manager enters it.
  */
-class ReadsRatioSampler implements Sampler {
-  private readonly reads: TraceIdRatioBasedSampler;
+class UntracedPassThrough implements ContextManager {
+  constructor(private readonly inner: AsyncLocalStorageContextManager) {}
+
+  active(): Context {
+    return this.inner.active();
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    const span = trace.getSpan(ctx);
+    if (span && !span.isRecording()) {
+      const entering = span.spanContext();
+      const current = trace.getSpanContext(this.inner.active());
+      const same = current ? current.spanId === entering.spanId && current.traceId === entering.traceId : !trace.isSpanContextValid(entering);
+      if (same) return fn.call(thisArg, ...args);
+    }
+    return this.inner.with(ctx, fn, thisArg, ...args);
+  }
+
+  bind<T>(ctx: Context, target: T): T {
+    return this.inner.bind(ctx, target);
+  }
+
+  enable(): this {
+    this.inner.enable();
+    return this;
+  }
+
+  disable(): this {
+    this.inner.disable();
+    return this;
+  }
+}
+
+/**
+ * The default sampler's decision for a span that begins a trace: a write (a request's server
+ * span, any method but GET and HEAD) is always kept; anything else at the ratio, by its trace id:
+ * reads (most of the API's requests, and they start nothing), and what a process does on its own
+ * (a query outside any request, a workflow the workers start, a chain watcher's ticks). A payment's
+ * trace starts with a write, so it is always whole.
+ */
+class WritesAlwaysSampler implements Sampler {
+  private readonly others: TraceIdRatioBasedSampler;
   constructor(private readonly ratio: number) {
-    this.reads = new TraceIdRatioBasedSampler(ratio);
+    this.others = new TraceIdRatioBasedSampler(ratio);
   }
 
   shouldSample(ctx: Context, traceId: string, _name: string, kind: SpanKind, attributes: Attributes): SamplingResult {
     const method = attributes[ATTR_HTTP_REQUEST_METHOD];
-    if (kind === SpanKind.SERVER && (method === 'GET' || method === 'HEAD')) return this.reads.shouldSample(ctx, traceId);
-    return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+    const write = kind === SpanKind.SERVER && typeof method === 'string' && method !== 'GET' && method !== 'HEAD';
+    return write ? { decision: SamplingDecision.RECORD_AND_SAMPLED } : this.others.shouldSample(ctx, traceId);
   }
 
   toString(): string {
-    return `ReadsRatioSampler{${this.ratio}}`;
+    return `WritesAlwaysSampler{${this.ratio}}`;
   }
 }
 
@@ -103,8 +151,8 @@ class ReadsRatioSampler implements Sampler {
 export function samplerOf(settings: TracingSettings): Sampler {
   const ratio = new TraceIdRatioBasedSampler(settings.samplerRatio);
   switch (settings.sampler) {
-    case 'parentbased_reads_ratio':
-      return new ParentBasedSampler({ root: new ReadsRatioSampler(settings.samplerRatio) });
+    case 'parentbased_writes_always':
+      return new ParentBasedSampler({ root: new WritesAlwaysSampler(settings.samplerRatio) });
     case 'always_on':
       return new AlwaysOnSampler();
     case 'always_off':

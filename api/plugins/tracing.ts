@@ -1,6 +1,6 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import { correlationAttribute } from '../../domain/correlation.js';
 
 /**
@@ -12,10 +12,17 @@ import { correlationAttribute } from '../../domain/correlation.js';
  * so a workflow start or update it makes carries the trace on (temporal-client/correlation.ts).
  * Without a tracer nothing is registered.
  */
-const spans = new WeakMap<FastifyRequest, Span>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's server span, with tracing on (api/plugins/tracing.ts). */
+    traceSpan: Span | null;
+  }
+}
 
 export function registerTracing(app: FastifyInstance, tracer: Tracer | undefined): void {
   if (!tracer) return;
+  // A decorated property, not a WeakMap: the request keeps one shape, and the collector no weak table.
+  app.decorateRequest('traceSpan', null);
   // Every route added from here on (the API's, the pages') runs its handler inside its request's span.
   app.addHook('onRoute', (route) => {
     route.handler = inRequestSpan(route.handler as RouteHandlerMethod) as never;
@@ -32,11 +39,11 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer | undefined
         [correlationAttribute]: request.id,
       },
     }, parent);
-    spans.set(request, span);
+    request.traceSpan = span;
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const span = spans.get(request);
+    const span = request.traceSpan;
     if (span) {
       span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, reply.statusCode);
       if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -48,7 +55,7 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer | undefined
 
 function inRequestSpan(handler: RouteHandlerMethod): RouteHandlerMethod {
   return function (this: FastifyInstance, request, reply) {
-    const span = spans.get(request);
+    const span = request.traceSpan;
     if (!span) return handler.call(this, request, reply);
     return context.with(trace.setSpan(ROOT_CONTEXT, span), handler, this, request, reply);
   };

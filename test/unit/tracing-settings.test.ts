@@ -16,7 +16,7 @@ describe('tracing settings (OTEL_*)', () => {
   });
 
   it('send to <endpoint>/v1/traces, or to the traces endpoint when that is named', () => {
-    expect(loadConfig(endpoint).tracing).toEqual({ tracesUrl: 'http://collector.internal:4318/v1/traces', serviceName: undefined, sampler: 'parentbased_reads_ratio', samplerRatio: 0.1 });
+    expect(loadConfig(endpoint).tracing).toEqual({ tracesUrl: 'http://collector.internal:4318/v1/traces', serviceName: undefined, sampler: 'parentbased_writes_always', samplerRatio: 0.1 });
     expect(loadConfig({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://c.example/otlp/traces' }).tracing?.tracesUrl).toBe('https://c.example/otlp/traces');
     expect(loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' }).tracing).toMatchObject({ samplerRatio: 1 });
   });
@@ -27,20 +27,24 @@ describe('tracing settings (OTEL_*)', () => {
   });
 });
 
-describe('the default sampler (parentbased_reads_ratio)', () => {
+describe('the default sampler (parentbased_writes_always)', () => {
   const sampler = samplerOf(loadConfig({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '0.25' }).tracing!);
   const decide = (traceId: string, kind: SpanKind, method?: string, parent = ROOT_CONTEXT) =>
     sampler.shouldSample(parent, traceId, 'span', kind, method ? { 'http.request.method': method } : {}, []).decision;
 
-  it('keeps every write and the spans the workers start, whatever the trace id', () => {
+  it('keeps every write, whatever the trace id', () => {
     expect(decide(highId, SpanKind.SERVER, 'POST')).toBe(SamplingDecision.RECORD_AND_SAMPLED);
-    expect(decide(highId, SpanKind.CLIENT)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(highId, SpanKind.SERVER, 'DELETE')).toBe(SamplingDecision.RECORD_AND_SAMPLED);
   });
 
-  it('keeps reads at the ratio, by trace id', () => {
+  it('keeps reads, and what a process starts on its own, at the ratio, by trace id', () => {
     expect(decide(lowId, SpanKind.SERVER, 'GET')).toBe(SamplingDecision.RECORD_AND_SAMPLED);
     expect(decide(highId, SpanKind.SERVER, 'GET')).toBe(SamplingDecision.NOT_RECORD);
     expect(decide(highId, SpanKind.SERVER, 'HEAD')).toBe(SamplingDecision.NOT_RECORD);
+    // A workflow a worker starts (client), a query outside any request (internal).
+    expect(decide(lowId, SpanKind.CLIENT)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(highId, SpanKind.CLIENT)).toBe(SamplingDecision.NOT_RECORD);
+    expect(decide(highId, SpanKind.INTERNAL)).toBe(SamplingDecision.NOT_RECORD);
   });
 
   it('follows the parent: a sampled trace stays whole, an unsampled one stays out', () => {
