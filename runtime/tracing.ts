@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, trace, type Attributes, type Context, type ContextManager, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanKind, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
@@ -33,8 +33,8 @@ import type { WorkerTracing } from '../worker/worker.js';
  * Only the context manager and the propagator are registered globally (Temporal's interceptors
  * read the active context and inject it through them); the tracer provider is not. Our spans and
  * Temporal's come from this provider's tracer, handed to them. A library that traces itself
- * through the global API (slonik makes several spans per query) then stays untraced: those spans
- * cost the hot read about a quarter of its throughput. `shutdown` unregisters what was registered.
+ * through the global API (slonik makes several spans per query) then stays untraced, and its
+ * spans neither crowd the traces nor cost their export. `shutdown` unregisters what was registered.
  * The composition roots import this module only when tracing is on, so the SDK is not even loaded
  * otherwise.
  */
@@ -59,7 +59,7 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
   const exporter = new OTLPTraceExporter({ url: settings.tracesUrl });
   const processor = new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({ resource, sampler: samplerOf(settings), spanProcessors: [processor] });
-  context.setGlobalContextManager(new UntracedPassThrough(new AsyncLocalStorageContextManager()).enable());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   // W3C trace context as the only propagator: a caller's `baggage` header is not taken in, so
   // nothing it says travels on to workflows or to merchants.
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -79,48 +79,6 @@ export function startTracing(settings: TracingSettings | undefined, role: Proces
       propagation.disable();
     },
   };
-}
-
-/**
- * OpenTelemetry's AsyncLocalStorage context manager, except for one call it need not make:
- * entering a context whose span records nothing and names the span already active (or none).
- * Libraries that trace themselves through the global API make such calls all the time: slonik
- * opens a span around every query and its interceptors, and with no provider registered those are
- * no-op spans carrying the active span's context. Entering them changes nothing a reader of the
- * context could see, yet through AsyncLocalStorage it cost the hot read a fifth of its throughput
- * (bench/observability.ts). Every other context is entered as the manager enters it.
- */
-class UntracedPassThrough implements ContextManager {
-  constructor(private readonly inner: AsyncLocalStorageContextManager) {}
-
-  active(): Context {
-    return this.inner.active();
-  }
-
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
-    const span = trace.getSpan(ctx);
-    if (span && !span.isRecording()) {
-      const entering = span.spanContext();
-      const current = trace.getSpanContext(this.inner.active());
-      const same = current ? current.spanId === entering.spanId && current.traceId === entering.traceId : !trace.isSpanContextValid(entering);
-      if (same) return fn.call(thisArg, ...args);
-    }
-    return this.inner.with(ctx, fn, thisArg, ...args);
-  }
-
-  bind<T>(ctx: Context, target: T): T {
-    return this.inner.bind(ctx, target);
-  }
-
-  enable(): this {
-    this.inner.enable();
-    return this;
-  }
-
-  disable(): this {
-    this.inner.disable();
-    return this;
-  }
 }
 
 /**
