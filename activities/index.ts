@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   logger?: Pick<Logger, 'warn' | 'info'>;
   /** Where counts go (runtime/metrics.ts); none, nothing is counted. */
   metrics?: Metrics;
+  /** With tracing on (runtime/tracing.ts): the tracer of the webhook POSTs' client spans; none, no span. */
+  tracer?: Tracer;
 }
 
 /** The worker registers what this returns; tests call it with real parts. */

@@ -7,12 +7,13 @@ import { anonymous, authenticate } from './plugins/auth.js';
 import { registerBodyDepthGuard } from './plugins/body-depth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerMetrics, registerMetricsRoute } from './plugins/metrics.js';
+import { registerTracing } from './plugins/tracing.js';
 import { withIdempotency } from './plugins/idempotency.js';
 import { limitHookOf, localLimitHookOf, registerRateLimits } from './plugins/rate-limit.js';
 import { documentOnly, registerOpenApi, routeSchema } from './openapi.js';
 import { registerStatic } from './plugins/static.js';
 import { parseInput, type RouteDef } from './route.js';
-import { freshIds } from '../services/request-ids.js';
+import { correlatedIds, freshIds } from '../services/request-ids.js';
 import { drainHandoff } from '../services/payment-links/start-handoff.js';
 import { allRoutes } from './routes/index.js';
 
@@ -50,6 +51,7 @@ export async function buildApi(deps: ApiDeps, opts: BuildAppOptions = {}): Promi
     reply.header('x-request-id', request.id);
     done();
   });
+  registerTracing(app, deps.tracer);
   registerErrorHandling(app);
   registerMetrics(app, deps);
   registerBodyDepthGuard(app);
@@ -110,8 +112,9 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
       const sent = request.body === undefined && route.bodyOptional ? {} : request.body;
       const body = route.body ? parseInput(route.body, sent, 'body') : undefined;
       // Only a POST can carry an Idempotency-Key (withIdempotency runs any other request as it is).
+      // What a POST creates keeps the request's id as its correlation id (docs/tracing.md).
       const result = request.method === 'POST'
-        ? await withIdempotency(deps, auth, request, reply, (ids) => route.handler({ deps, auth, body, query, params, request, reply, ids }), route.idempotency)
+        ? await withIdempotency(deps, auth, request, reply, (ids) => route.handler({ deps, auth, body, query, params, request, reply, ids: correlatedIds(ids, request.id) }), route.idempotency)
         : await route.handler({ deps, auth, body, query, params, request, reply, ids: freshIds });
       if (reply.sent) return reply;
       return result;

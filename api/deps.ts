@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { ServiceDeps } from '../services/deps.js';
 import type { ServiceSettings } from '../services/settings.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
@@ -22,4 +23,6 @@ export interface ApiDeps extends ServiceDeps {
   rateLimitStore: RateLimitStore;
   /** The process's metrics, served on GET /metrics (runtime/metrics.ts); none, the route answers 404. */
   metricsText?: () => Promise<{ contentType: string; body: string }>;
+  /** With tracing on (runtime/tracing.ts): the tracer of the requests' server spans; none, no span. */
+  tracer?: Tracer;
 }

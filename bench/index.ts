@@ -46,6 +46,10 @@ if (which.includes('metrics')) {
   const { benchMetrics } = await import('./metrics.js');
   print('metrics', await benchMetrics());
 }
+if (which.includes('observability')) {
+  const { benchObservability } = await import('./observability.js');
+  print('observability', await benchObservability());
+}
 if (want('create')) {
   const { benchCreate } = await import('./create.js');
   print('create', await benchCreate());

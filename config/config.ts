@@ -84,6 +84,13 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(), // GET /metrics answers `Authorization: Bearer <this>`; unset → 404 (docs/operations.md)
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(), // a worker process serves GET /metrics on this port (on HOST); unset → none
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(), // the Temporal SDK's own Prometheus exporter (worker and client metrics) on HOST:this; unset → none
+  // Traces over OTLP/HTTP (docs/tracing.md): off unless the endpoint is set; the standard OpenTelemetry names.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl, // the collector's base URL; spans go to <this>/v1/traces
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl, // the full traces URL, over the one above
+  OTEL_SERVICE_NAME: z.string().min(1).max(100).optional(), // unset → malipo-api, malipo-worker, or malipo for `malipo start`
+  // The standard samplers, and ours (the default): every write's trace kept whole, other traces (reads, background work) at the ratio.
+  OTEL_TRACES_SAMPLER: z.enum(['parentbased_writes_always', 'always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_writes_always'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(), // the ratio: of traces not begun by a write for parentbased_writes_always (default 0.1), of all traces for *traceidratio (default 1)
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Proxies whose X-Forwarded-For is believed: addresses/CIDR ranges, comma-separated; unset → none (docs/operations.md).
   TRUST_PROXY: z
@@ -168,10 +175,22 @@ export interface Config {
   /** TEMPORAL_METRICS_PORT: the Temporal SDK's own Prometheus exporter; undefined, none. */
   readonly temporalMetricsPort: number | undefined;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  /** OTEL_*: where traces go and which are kept; undefined (no endpoint) turns tracing off (docs/tracing.md). */
+  readonly tracing: TracingSettings | undefined;
   /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
   readonly trustProxy: TrustProxy;
   /** Each USDT rail's endpoints per environment and depth: `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>` over the defaults. */
   readonly rails: RailSettings;
+}
+
+export interface TracingSettings {
+  /** Where spans are POSTed (OTLP/HTTP, JSON): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  readonly tracesUrl: string;
+  /** OTEL_SERVICE_NAME; undefined lets the process name itself (malipo-api, malipo-worker, malipo). */
+  readonly serviceName: string | undefined;
+  readonly sampler: z.infer<typeof envSchema>['OTEL_TRACES_SAMPLER'];
+  /** The ratio, 0 to 1: of the traces not begun by a write that parentbased_writes_always keeps, of all traces for a traceidratio sampler. */
+  readonly samplerRatio: number;
 }
 
 export class ConfigError extends Error {
@@ -258,9 +277,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMetricsPort: e.WORKER_METRICS_PORT,
     temporalMetricsPort: e.TEMPORAL_METRICS_PORT,
     logLevel: e.LOG_LEVEL,
+    tracing: tracingSettings(e),
     trustProxy: e.TRUST_PROXY,
     rails: railSettingsFrom(railOverrides),
   });
+}
+
+/** Tracing is on when an OTLP endpoint is named (either variable), as OpenTelemetry's own SDKs read them. */
+function tracingSettings(e: z.infer<typeof envSchema>): TracingSettings | undefined {
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const tracesUrl = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${stripSlash(base)}/v1/traces` : undefined);
+  if (!tracesUrl) return undefined;
+  const samplerRatio = e.OTEL_TRACES_SAMPLER_ARG ?? (e.OTEL_TRACES_SAMPLER === 'parentbased_writes_always' ? 0.1 : 1);
+  return Object.freeze({ tracesUrl, serviceName: e.OTEL_SERVICE_NAME, sampler: e.OTEL_TRACES_SAMPLER, samplerRatio });
 }
 
 /** The live rate settings that only make sense together. */

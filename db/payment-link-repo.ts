@@ -35,13 +35,15 @@ export const linkRowSchema = z.object({
   kind: z.enum(['payment_link', 'invoice']),
   /** Whether the workflow that owns the row was started (migration 0021): false until it is. */
   workflow_started: z.boolean(),
+  /** The creating request's id, which the workflow's memo, logs and spans carry (migration 0030); null before it. */
+  correlation_id: z.string().nullable().default(null),
 });
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
   enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
-  amount_received_minor, simulated, kind, workflow_started`;
+  amount_received_minor, simulated, kind, workflow_started, correlation_id`;
 
 export interface NewLink {
   id: string;
@@ -66,6 +68,8 @@ export interface NewLink {
   redirectUrl: string | null;
   expiresAt: string;
   watchUntil: string;
+  /** Follows the link through logs, traces and its workflow's memo (docs/tracing.md). */
+  correlationId?: string | null;
 }
 
 /**
@@ -81,11 +85,11 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
     WITH link AS (
       INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
         enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode,
-        description, merchant_ref, metadata, redirect_url, expires_at)
+        description, merchant_ref, metadata, redirect_url, expires_at, correlation_id)
       VALUES (${l.id}, ${l.kind}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
         ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference}, ${l.solanaMint},
         ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
-        ${l.redirectUrl}, ${l.expiresAt})
+        ${l.redirectUrl}, ${l.expiresAt}, ${l.correlationId ?? null})
       RETURNING ${columns}),
     watched AS (
       INSERT INTO watched_addresses (family, environment, address, owner_kind, owner_id, store_id, watch_until)

@@ -10,14 +10,15 @@ import { workflowBundle } from '../worker/worker.js';
  * and the JSON the Temporal UI or `temporal workflow show -o json` exports (`{ events: [...] }`).
  * Returns the number of histories that failed; each failure is explained on stderr.
  */
-export async function replayHistories(paths: string[], out: Pick<Console, 'log' | 'error'> = console): Promise<number> {
+export async function replayHistories(paths: string[], out: Pick<Console, 'log' | 'error'> = console, opts: { traced?: boolean } = {}): Promise<number> {
   const files: string[] = [];
   for (const p of paths) {
     if ((await stat(p)).isDirectory()) files.push(...(await readdir(p)).filter((f) => f.endsWith('.json')).sort().map((f) => join(p, f)));
     else files.push(p);
   }
   if (files.length === 0) throw new Error('no history files given (pass .json files or a folder of them)');
-  const bundle = await workflowBundle();
+  // `traced`: through the bundle a worker with tracing on runs (OpenTelemetry's workflow interceptors in it).
+  const bundle = await workflowBundle(opts.traced ?? false);
   let failed = 0;
   for (const file of files) {
     const raw = JSON.parse(await readFile(file, 'utf8')) as { workflowId?: string; history?: unknown; events?: unknown };

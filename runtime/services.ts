@@ -16,6 +16,7 @@ import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addr
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
+import { clientInterceptors } from '../temporal-client/correlation.js';
 import { countUnstartedLinks, createMetricsRegistry, serveMetrics } from './metrics.js';
 import { unstartedBacklog } from '../db/payment-link-repo.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
@@ -86,6 +87,12 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     // GET /ready says what was found.
     const chainIds = checkChainIds(config.rails, logger);
     stops.push(async () => chainIds.stop());
+    // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; stopped last, so the spans of the shutdown are sent too.
+    const tracing = config.tracing && (await import('./tracing.js')).startTracing(config.tracing, opts.api && opts.worker ? 'malipo' : opts.api ? 'malipo-api' : 'malipo-worker');
+    if (tracing) {
+      stops.push(() => tracing.shutdown());
+      logger.info({ tracesUrl: redactedUrl(config.tracing!.tracesUrl), sampler: config.tracing!.sampler }, 'tracing on: spans go over OTLP/HTTP');
+    }
     let databaseUrl = config.databaseUrl;
     let embeddedPg: EmbeddedPostgres | undefined;
     if (!databaseUrl) {
@@ -119,7 +126,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     installTemporalRuntime(logger, config);
     const connection = await NativeConnection.connect({ address: temporalAddress });
     stops.push(() => connection.close());
-    const temporal = new Client({ connection, namespace: config.temporal.namespace });
+    const temporal = new Client({ connection, namespace: config.temporal.namespace, interceptors: clientInterceptors(tracing?.clientInterceptors) });
 
     // One registry per process: an API and a worker in one process count into the same one.
     const metricsRegistry = createMetricsRegistry();
@@ -127,7 +134,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     countUnstartedLinks(metricsRegistry, () => unstartedBacklog(pool, 60), logger);
     let workers: WorkerSet | undefined;
     if (opts.worker) {
-      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics } });
+      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics, tracer: tracing?.tracer }, tracing: tracing?.worker });
       if (config.workerMetricsPort !== undefined) {
         // A taken port (a second worker on one machine) costs this worker its metrics port, never its work.
         const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort).catch((err) => {
@@ -159,7 +166,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       const rates = rateServiceFor(config, pool);
       // The dashboard links workflows to the embedded dev server's UI unless TEMPORAL_UI_URL names one.
       const apiConfig = { ...config, temporal: { ...config.temporal, uiUrl: config.temporal.uiUrl ?? temporalUiUrl } };
-      const app: FastifyInstance = await buildApp({ config: apiConfig, pool, temporal, rateLimitStore, rates, logger, metrics, metricsText: metricsRegistry.render });
+      const app: FastifyInstance = await buildApp({ config: apiConfig, pool, temporal, rateLimitStore, rates, logger, metrics, metricsText: metricsRegistry.render, tracer: tracing?.tracer });
       await app.listen({ host: config.host, port: config.port });
       stops.push(() => app.close());
       apiUrl = config.publicBaseUrl;
@@ -169,6 +176,14 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     await stop();
     throw err;
   }
+}
+
+/** A collector URL as it may be logged: credentials in it (an operator's `https://user:token@…`) left out. */
+function redactedUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return `${parsed.origin}${parsed.pathname}`;
 }
 
 /** Runs a start-up step until it succeeds, backing off for about a minute; warns only if it never does. */

@@ -6,6 +6,16 @@ export interface RequestIds {
   idFor(kind: IdKind): Promise<string>;
   /** True when every id is new (no Idempotency-Key): no earlier attempt can have written under it. */
   readonly fresh?: boolean;
+  /**
+   * The id that follows what this request starts through logs, traces and workflows: the API's
+   * request id. What the request creates keeps it for life (docs/tracing.md); none, a new one.
+   */
+  readonly correlationId?: string;
+}
+
+/** `ids` carrying the request's correlation id. */
+export function correlatedIds(ids: RequestIds, correlationId: string): RequestIds {
+  return { idFor: ids.idFor, fresh: ids.fresh, correlationId };
 }
 
 /** Without an Idempotency-Key: every object gets a new id. */

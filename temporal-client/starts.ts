@@ -15,6 +15,7 @@ import {
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from '../domain/workflow-contract.js';
+import { correlationMemoKey } from '../domain/correlation.js';
 import { queueOf, type TemporalTarget } from './target.js';
 
 /**
@@ -23,7 +24,7 @@ import { queueOf, type TemporalTarget } from './target.js';
  */
 export async function startPaymentRequest(
   target: TemporalTarget,
-  request: { kind: 'payment_link' | 'invoice'; merchantRef: string | null },
+  request: { kind: 'payment_link' | 'invoice'; merchantRef: string | null; correlationId: string | null },
   input: PaymentLinkInput,
 ): Promise<boolean> {
   try {
@@ -32,6 +33,8 @@ export async function startPaymentRequest(
       taskQueue: queueOf(target, 'payments'),
       args: [input] satisfies [PaymentLinkInput],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      // Shown in the Temporal UI; its activities log it and tag their spans with it (docs/tracing.md).
+      ...(request.correlationId ? { memo: { [correlationMemoKey]: request.correlationId } } : {}),
       typedSearchAttributes: [
         { key: searchAttributes.status, value: 'PENDING' },
         { key: searchAttributes.store, value: input.storeId },

@@ -1,31 +1,52 @@
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
+import { correlationActivityInterceptor } from './correlation-interceptors.js';
 import { runRequestStarter } from './request-starter.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
 
-let bundlePromise: Promise<WorkflowBundle> | undefined;
+/**
+ * The workflow interceptors bundled with the code. Every bundle carries the correlation id to the
+ * activities (workflows/interceptors.ts); a traced one (OTEL_EXPORTER_OTLP_ENDPOINT set) first
+ * opens OpenTelemetry's spans, then tags them with that id.
+ */
+function interceptorModules(traced: boolean): string[] {
+  const correlation = join(here, '..', 'workflows', 'interceptors.ts');
+  if (!traced) return [correlation];
+  const otel = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+  return [otel, join(here, '..', 'workflows', 'tracing-interceptors.ts'), correlation];
+}
+
+const bundlePromises = new Map<boolean, Promise<WorkflowBundle>>();
 
 /**
  * Bundles the workflow code once per process (webpack takes a few seconds) and shares it among
  * the workers of every task queue. Imports in our TypeScript end in `.js`, so the bundler is told
- * to try `.ts` first.
+ * to try `.ts` first. `traced`: with OpenTelemetry's workflow interceptors (a separate bundle, so
+ * that tracing off costs the workflows nothing).
  */
-export function workflowBundle(): Promise<WorkflowBundle> {
-  bundlePromise ??= bundleWorkflowCode({
-    workflowsPath,
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
-    webpackConfigHook: (config) => {
-      config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
-      return config;
-    },
-  });
-  return bundlePromise;
+export function workflowBundle(traced = false): Promise<WorkflowBundle> {
+  let bundle = bundlePromises.get(traced);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      workflowInterceptorModules: interceptorModules(traced),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
+      webpackConfigHook: (config) => {
+        config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+        return config;
+      },
+    });
+    bundlePromises.set(traced, bundle);
+  }
+  return bundle;
 }
 
 /**
@@ -38,6 +59,14 @@ export function workflowBundle(): Promise<WorkflowBundle> {
  * history is short. Together these bound the cache to roughly 160 MB.
  */
 export const maxCachedWorkflows: Readonly<Record<TaskQueue, number>> = { payments: 400, chains: 50, webhooks: 150 };
+
+/** What a worker traces with (runtime/tracing.ts makes it when OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+export interface WorkerTracing {
+  /** OpenTelemetry's: a RunActivity span per activity, child of the workflow's StartActivity span. */
+  activityInterceptors: ActivityInterceptorsFactory[];
+  /** The sink the workflows' spans leave the sandbox by. */
+  sinks: InjectedSinks<OpenTelemetrySinks>;
+}
 
 export interface WorkerSet {
   workers: Worker[];
@@ -54,11 +83,15 @@ export interface WorkerOptions {
   queues?: readonly TaskQueue[];
   /** The workflow code bundled ahead (the test suite bundles once per run); else bundled here. */
   workflowBundle?: WorkflowBundleOption;
+  /** With tracing on (runtime/tracing.ts): the traced bundle, OpenTelemetry's activity interceptors and the workflows' span sink. */
+  tracing?: WorkerTracing;
 }
 
 export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   const activities = createActivities(opts.deps);
-  const bundle = opts.workflowBundle ?? (await workflowBundle());
+  const bundle = opts.workflowBundle ?? (await workflowBundle(opts.tracing !== undefined));
+  // OpenTelemetry's first: the correlation interceptor tags the activity span it opens.
+  const activityInterceptors = [...(opts.tracing?.activityInterceptors ?? []), correlationActivityInterceptor];
   const queues = opts.queues ?? taskQueues;
   const workers = await Promise.all(
     queues.map((q) =>
@@ -68,6 +101,8 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
         taskQueue: taskQueueName(opts.deps.config.temporal.taskQueuePrefix, q),
         workflowBundle: bundle,
         activities,
+        interceptors: { activity: activityInterceptors },
+        ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
         maxCachedWorkflows: maxCachedWorkflows[q],
         shutdownGraceTime: '10 seconds',
       }),

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
@@ -15,6 +16,7 @@ import type { ServiceSettings } from '../../services/settings.js';
 import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
 import { resolveDestination } from '../../services/webhooks/destination.js';
 import { postWebhook, type PostResult } from './http-post.js';
+import { tracedPost } from './traced-post.js';
 import { openWebhookSecret } from '../../services/webhooks/secrets.js';
 import { concludeExhausted, disableGoneEndpoint } from './endpoint-notices.js';
 
@@ -27,6 +29,7 @@ export interface AttemptDeps {
   config: ServiceSettings;
   metrics?: Metrics;
   announce?: (eventId: string) => Promise<unknown>;
+  tracer?: Tracer;
 }
 
 export interface DeliverAttemptInput {
@@ -120,9 +123,9 @@ export function createAttempts(deps: AttemptDeps) {
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
     try {
-      return await postWebhook({
-        url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal,
-      });
+      const request = { url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal };
+      const ids = { eventId: event.id, endpointId: endpoint.id };
+      return await (deps.tracer ? tracedPost(deps.tracer, request, ids) : postWebhook(request));
     } finally {
       if (beat) clearInterval(beat);
     }

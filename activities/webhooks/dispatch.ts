@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
@@ -28,7 +29,7 @@ const fanOutConcurrency = 32;
  */
 const inlineBudgetMs = 15_000;
 
-type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics };
+type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer };
 
 /**
  * The id of an event's first attempt at an endpoint, the same wherever it is made (inline by the

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
@@ -6,7 +7,7 @@ import { createDeliveryActivities } from './deliver.js';
 import { createDispatchActivities } from './dispatch.js';
 
 /** Webhook activities, registered on every worker; the workflows run them on the `webhooks` queue. */
-export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics }) {
+export function createWebhookActivities(deps: { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer }) {
   const dispatch = createDispatchActivities(deps);
   return {
     ...dispatch,

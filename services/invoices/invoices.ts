@@ -39,6 +39,7 @@ export async function createInvoice(deps: ServiceDeps, auth: StoreScope, input: 
       metadata: input.metadata ?? {},
       redirectUrl: null,
       expiresInMinutes: input.expiresInMinutes,
+      correlationId: ids.correlationId,
     }, store);
   }
   return invoiceDto((await findInvoiceView(deps.pool, row.id))!);

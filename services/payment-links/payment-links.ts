@@ -80,6 +80,7 @@ export async function createPaymentLink(deps: ServiceDeps, auth: StoreScope, inp
     // Without one of its own, a link takes the store's default for its environment (the settings page).
     redirectUrl: input.redirectUrl ?? store.defaultRedirectUrl,
     expiresInMinutes: input.expiresInMinutes,
+    correlationId: ids.correlationId,
   }, store);
   return paymentLinkDto(row, deps.config);
 }

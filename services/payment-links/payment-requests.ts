@@ -1,9 +1,11 @@
+import { context } from '@opentelemetry/api';
 import type { DatabasePool } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
 import { findLinkById, insertLink, markWorkflowsStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
 import { findStorePolicy, type CreationContext, type StorePolicy } from '../../db/store-repo.js';
 import type { StoreConnections } from '../../domain/rails.js';
 import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId, type RailRequirement } from '../../domain/rails.js';
@@ -61,6 +63,8 @@ export interface PaymentRequestSpec {
   metadata: Record<string, unknown> | null;
   redirectUrl: string | null;
   expiresInMinutes: number;
+  /** The creating request's correlation id (RequestIds.correlationId); none, a new one. */
+  correlationId?: string;
 }
 
 /**
@@ -120,10 +124,12 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     redirectUrl: spec.redirectUrl,
     expiresAt: new Date(expiresAtMs).toISOString(),
     watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
+    correlationId: spec.correlationId ?? newId('request'),
   });
   // The answer does not wait for Temporal: the start runs after it (start-handoff.ts), and
-  // whatever the hand-off does not start, the workers do.
-  handoffFor(deps).offer(row.id, () => startWorkflowOf(deps, row, policy));
+  // whatever the hand-off does not start, the workers do. It runs in the creating request's
+  // trace context, so the workflow joins that request's trace (docs/tracing.md).
+  handoffFor(deps).offer(row.id, context.bind(context.active(), () => startWorkflowOf(deps, row, policy)));
   // Counted once per rail the link offers: "links offering TRON created".
   for (const rail of spec.rails) deps.metrics?.link('created', rail, auth.environment);
   return row;
@@ -221,7 +227,7 @@ async function startWorkflowOf(deps: StarterDeps, row: LinkRow, knownPolicy?: St
     await deps.temporal.withDeadline(Date.now() + startDeadlineMs, async () => {
       await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
       // Already started (an attempt that died after starting it) counts as started.
-      await startPaymentRequest(targetOf(deps), { kind: row.kind, merchantRef: row.merchant_ref }, workflowInput);
+      await startPaymentRequest(targetOf(deps), { kind: row.kind, merchantRef: row.merchant_ref, correlationId: row.correlation_id }, workflowInput);
     });
   } catch (err) {
     deps.logger?.warn({ err, id: row.id }, 'could not start the payment workflow yet; the workers start it once Temporal answers');

@@ -6,6 +6,8 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { buildApp } from '../../runtime/http-app.js';
 import type { MetricsRegistry } from '../../runtime/metrics.js';
+import type { Tracing } from '../../runtime/tracing.js';
+import { clientInterceptors } from '../../temporal-client/correlation.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import { rateServiceFor } from '../../activities/rates/rate-service.js';
@@ -26,6 +28,8 @@ export interface Stack {
   temporal: Client;
   config: Config;
   workers: WorkerSet;
+  /** With OTEL_EXPORTER_OTLP_ENDPOINT in the env: the tracing the API, the client and the workers share. */
+  tracing: Tracing | undefined;
   /** Stops every worker (as a crash or deploy would), runs `whileDown`, then starts fresh ones. */
   restartWorkers(whileDown?: () => Promise<void>): Promise<void>;
   createStore(name?: string): Promise<CreatedStore>;
@@ -84,13 +88,21 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   const pool = await openPool(db.url, 5, { preparedStatements: config.databasePreparedStatements });
   // As the service connects (services.ts): one native connection for the client and the workers.
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-  const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace });
-  const newWorkers = () => createWorkers({ connection: nativeConnection, namespace: config.temporal.namespace, deps: { pool, config, temporal, metrics: opts.metrics?.metrics }, workflowBundle: sharedWorkflowBundle() });
+  // As the service traces (services.ts): only with OTEL_EXPORTER_OTLP_ENDPOINT set, and then with the traced workflow bundle.
+  const tracing = config.tracing && (await import('../../runtime/tracing.js')).startTracing(config.tracing, 'malipo');
+  const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace, interceptors: clientInterceptors(tracing?.clientInterceptors) });
+  const newWorkers = () => createWorkers({
+    connection: nativeConnection,
+    namespace: config.temporal.namespace,
+    deps: { pool, config, temporal, metrics: opts.metrics?.metrics, tracer: tracing?.tracer },
+    workflowBundle: tracing ? undefined : sharedWorkflowBundle(),
+    tracing: tracing?.worker,
+  });
   let workers = await newWorkers();
   let running = workers.run();
   const rates = rateServiceFor(config, pool);
   // `metrics`: count as the service does (runtime/services.ts), into one registry for the API and the workers.
-  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger, metrics: opts.metrics?.metrics, metricsText: opts.metrics?.render });
+  const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger, metrics: opts.metrics?.metrics, metricsText: opts.metrics?.render, tracer: tracing?.tracer });
   // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.
   await app.listen({ host: '127.0.0.1', port: env.PORT ? config.port : 0 });
   const address = app.server.address();
@@ -101,6 +113,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
     pool,
     temporal,
     config,
+    tracing,
     get workers() {
       return workers;
     },
@@ -124,6 +137,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
       await workers.shutdown();
       await running;
       await nativeConnection.close();
+      await tracing?.shutdown();
       await pool.end();
       await db.drop();
     },
