@@ -2,7 +2,7 @@
 // (a registry, the onResponse hook counting every answer) against the same app with them off, on
 // the same database and pool, in alternating rounds (the machine is shared and noisy: only the
 // ratio means something).
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { loadConfig } from '../config/config.js';
 import { insertLink } from '../db/payment-link-repo.js';
