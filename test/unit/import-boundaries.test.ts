@@ -30,6 +30,7 @@ const rules: Array<{ from: string[]; never: string; why: string }> = [
   { from: ['workflows'], never: 'db', why: 'workflows are deterministic: I/O only through activities' },
   { from: ['activities', 'api', 'web', 'services'], never: 'workflows', why: 'everything reaches workflows through temporal-client/' },
   { from: ['temporal-client'], never: 'workflows', why: 'the client shares only domain/workflow-contract.ts with workflows' },
+  { from: ['services', 'domain', 'db', 'rails'], never: 'activities', why: 'activities call services, never the other way: the rules live in the service' },
   { from: ['activities', 'services', 'db', 'domain', 'rails'], never: 'api', why: 'only entry points know the transport' },
   { from: ['api', 'services', 'activities'], never: 'web', why: 'the API and the rules know no pages' },
   { from: ['web'], never: 'db', why: 'pages read through services, never rows' },
