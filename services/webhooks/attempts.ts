@@ -1,5 +1,6 @@
 import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import { recordDelivery, type DeliveryRow } from '../../db/webhook-repo.js';
+import { derivedId } from '../../domain/ids.js';
 import { disableGoneEndpoint, type NoticeDeps } from './endpoint-notices.js';
 import type { PostResult } from './http-post.js';
 
@@ -24,6 +25,15 @@ export interface DeliverAttemptResult {
   outcome: AttemptOutcome;
   deliveryId: string;
   responseStatus: number | null;
+}
+
+/**
+ * The id of an event's first attempt at an endpoint, the same wherever it is made (inline by the
+ * dispatch, or by the delivery workflow): whichever runs second finds the first one's log row and
+ * sends nothing.
+ */
+export function firstDeliveryId(eventId: string, endpointId: string): string {
+  return derivedId('webhookDelivery', `first-attempt:${eventId}:${endpointId}`);
 }
 
 /** Logs an attempt under its delivery id (2xx succeeded, anything else failed, with why); null when the endpoint (or its store) was deleted while it ran. */
