@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { openPool } from '../db/pool.js';
 import { taskQueueName } from '../domain/task-queues.js';

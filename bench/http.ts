@@ -6,7 +6,7 @@
 import Fastify from 'fastify';
 import { buildApp } from '../runtime/http-app.js';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { railIds } from '../domain/rails.js';
 import { railRecord } from '../rails/registry.js';
 import { clientsWithinLimit, loadFromChild, median, pinnedServer, withEventLoopDelay, type EventLoopDelay, type Load } from './load.js';

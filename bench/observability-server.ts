@@ -5,7 +5,7 @@
 // library that asks OpenTelemetry's API for a tracer (slonik does, for each query), so an app
 // with tracing off in the same process would be traced as well.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { loadConfig } from '../config/config.js';
 import { openPool } from '../db/pool.js';

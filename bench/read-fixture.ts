@@ -1,6 +1,6 @@
 // The hot read's fixture, shared by the benches that serve GET /v1/payment-links/:id from the whole
 // app (metrics.ts, observability.ts): a fresh database, a store, and seeded links to read.
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { insertLink } from '../db/payment-link-repo.js';
 import { openPool } from '../db/pool.js';

@@ -7,7 +7,7 @@
 import Fastify from 'fastify';
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { RateService } from '../activities/rates/rate-service.js';
+import { RateService } from '../services/rates/rate-service.js';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { loadConfig } from '../config/config.js';
 import { insertLink } from '../db/payment-link-repo.js';

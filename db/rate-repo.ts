@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 const referenceRow = z.object({ kes_per_usdt: z.string(), source: z.string(), fetched_at_ms: z.number() });
 
-/** The last live USDT/KES rate that passed every check (activities/rates/rate-service.ts), if any. */
+/** The last live USDT/KES rate that passed every check (services/rates/rate-service.ts), if any. */
 export async function loadRateReference(pool: DatabasePool): Promise<{ kesPerUsdt: string; source: string; fetchedAtMs: number } | undefined> {
   const row = await pool.maybeOne(sql.type(referenceRow)`
     SELECT kes_per_usdt::text AS kes_per_usdt, source, (extract(epoch FROM fetched_at) * 1000)::float8 AS fetched_at_ms

@@ -51,13 +51,13 @@ export interface Scope {
 
 /** Writes take ciphertexts only (`v1:…`): a `whsec_` plaintext reaching here is a bug, refused. */
 function ciphertextOnly(value: string): string {
-  if (!value.startsWith('v1:')) throw new Error('webhook secrets are stored encrypted (activities/webhooks/secrets.ts), never in clear');
+  if (!value.startsWith('v1:')) throw new Error('webhook secrets are stored encrypted (services/webhooks/secrets.ts), never in clear');
   return value;
 }
 
 /**
  * `id` is chosen by the caller because the secret's ciphertext is bound to it; `secret` is the
- * ciphertext (activities/webhooks/secrets.ts), never the `whsec_` plaintext.
+ * ciphertext (services/webhooks/secrets.ts), never the `whsec_` plaintext.
  */
 export async function insertEndpoint(
   pool: DatabasePool,

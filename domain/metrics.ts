@@ -8,7 +8,7 @@
 export type LinkMilestone = 'created' | 'confirmed' | 'expired' | 'cancelled';
 export type DepositMilestone = 'seen' | 'confirmed' | 'dropped';
 export type ProviderEvent = 'error' | 'disagreement' | 'lag' | 'failover';
-/** A webhook attempt's outcome (activities/webhooks/deliver.ts). */
+/** A webhook attempt's outcome (services/webhooks/attempts.ts). */
 export type WebhookOutcome = 'succeeded' | 'failed' | 'endpoint_gone' | 'endpoint_unavailable';
 
 export interface Metrics {

@@ -3,7 +3,7 @@ import { formatUnits, parseRate } from './money.js';
 /**
  * The checks a live USDT/KES rate must pass before a KES amount is computed with it (M-Pesa
  * payments confirm on that amount, so one bad source must never set it). Pure: the rate service
- * (activities/rates/rate-service.ts) reads the sources and the last good rate, this decides.
+ * (services/rates/rate-service.ts) reads the sources and the last good rate, this decides.
  *
  * 1. Each quote must lie in a sane band (e.g. 50–500 KES per USDT).
  * 2. At least two sources must agree: the largest group of quotes whose highest is within

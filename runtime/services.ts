@@ -7,7 +7,7 @@ import { buildApp } from './http-app.js';
 import { loggerOptions } from '../api/plugins/log-redaction.js';
 import { memoryRateLimitStore, redisRateLimitStore, type RateLimitStore } from '../api/plugins/rate-limit.js';
 import { migrate } from '../db/migrate.js';
-import { rateServiceFor } from '../activities/rates/rate-service.js';
+import { rateServiceFor } from '../services/rates/rate-service.js';
 import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';

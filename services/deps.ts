@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
-import type { RateService } from '../activities/rates/rate-service.js';
+import type { RateService } from './rates/rate-service.js';
 import type { Metrics } from '../domain/metrics.js';
 import type { ServiceSettings } from './settings.js';
 

@@ -3,12 +3,10 @@ import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
 import { markSignalled, unsignalledDeposits, type DepositRow } from '../../db/chain-repo.js';
-import { insertEvent } from '../../db/event-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import { formatUnits } from '../../domain/money.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import { railFacts } from '../../rails/registry.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
+import { emitTransferConfirmed } from '../../services/webhooks/transfer-confirmed.js';
 import { tellDeposit } from '../../temporal-client/index.js';
 
 export interface SignalDeps {
@@ -60,26 +58,4 @@ export async function signalDeposits(deps: SignalDeps, rail: UsdtRail, env: Envi
     told++;
   }
   return told;
-}
-
-async function emitTransferConfirmed(deps: SignalDeps, rail: UsdtRail, env: Environment, d: DepositRow, head: bigint): Promise<void> {
-  const event = await insertEvent(deps.pool, {
-    storeId: d.store_id,
-    environment: env,
-    type: 'transfer.confirmed',
-    dedupeKey: `transfer.confirmed:${rail}:${d.tx_hash}:${d.log_index}`,
-    createdAt: new Date().toISOString(),
-    data: {
-      network: railFacts[rail].network,
-      index: d.derived_index,
-      address: d.to_address,
-      txHash: d.tx_hash,
-      logIndex: d.log_index,
-      from: d.from_address,
-      amount: formatUnits(BigInt(d.amount_minor), d.decimals),
-      confirmations: Number(head - BigInt(d.block_number) + 1n),
-      blockNumber: Number(d.block_number),
-    },
-  });
-  await deps.dispatchEvent({ eventId: event.id });
 }

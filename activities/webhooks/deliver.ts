@@ -1,24 +1,28 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
-import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
-import {
-  findDeliveryById,
-  findEndpointById,
-  recordDelivery,
-  type DeliveryRow,
-  type EndpointRow,
-} from '../../db/webhook-repo.js';
+import { findDeliveryById, findEndpointById, type DeliveryRow, type EndpointRow } from '../../db/webhook-repo.js';
 import { CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
 import { webhookHeaders } from '../../domain/webhooks/signing.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { EncryptionKeyRequiredError, keyringFor } from '../../services/keyring.js';
 import { resolveDestination } from '../../services/webhooks/destination.js';
-import { postWebhook, type PostResult } from './http-post.js';
+import { postWebhook, type PostResult } from '../../services/webhooks/http-post.js';
 import { tracedPost } from './traced-post.js';
-import { openWebhookSecret } from '../../services/webhooks/secrets.js';
-import { concludeExhausted, disableGoneEndpoint } from './endpoint-notices.js';
+import { signingSecrets, unusableSecret } from '../../services/webhooks/secrets.js';
+import { concludeExhausted } from '../../services/webhooks/endpoint-notices.js';
+import { serializeEvent } from '../../services/webhooks/event-payload.js';
+import {
+  recordAttempt,
+  settleAttempt,
+  type AttemptOutcome,
+  type DeliverAttemptInput,
+  type DeliverAttemptResult,
+} from '../../services/webhooks/attempts.js';
+
+export type { AttemptOutcome, DeliverAttemptInput, DeliverAttemptResult };
 
 /**
  * What the attempts need. `announce` hands an event Malipo raised about an endpoint (disabled, a
@@ -30,48 +34,6 @@ export interface AttemptDeps {
   metrics?: Metrics;
   announce?: (eventId: string) => Promise<unknown>;
   tracer?: Tracer;
-}
-
-export interface DeliverAttemptInput {
-  eventId: string;
-  endpointId: string;
-  /** Chosen before the attempt: the activity's idempotency key and the log row's id. */
-  deliveryId: string;
-  trigger: 'automatic' | 'manual';
-}
-
-/** `endpoint_gone`: it answered 410 and is now disabled; `endpoint_unavailable`: deleted (with its store, maybe) or disabled before the attempt. */
-export type AttemptOutcome = 'succeeded' | 'failed' | 'endpoint_gone' | 'endpoint_unavailable';
-
-export interface DeliverAttemptResult {
-  outcome: AttemptOutcome;
-  deliveryId: string;
-  responseStatus: number | null;
-}
-
-/** The exact bytes sent and signed; the payload's own key order is fixed here for readability. */
-export function serializeEvent(p: StoredEvent['payload']): string {
-  return JSON.stringify({ id: p.id, type: p.type, createdAt: p.createdAt, environment: p.environment, data: p.data });
-}
-
-/**
- * The `whsec_` secrets to sign with: the current one, plus the rolled one while its overlap
- * window lasts. They are stored encrypted and decrypted only here, right before signing (a
- * legacy plaintext row is used as it is); `keyring` is called only if something is encrypted.
- */
-export async function signingSecrets(e: EndpointRow, now: Date, keyring: () => Promise<Keyring>): Promise<string[]> {
-  const overlap = e.previous_secret && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime();
-  const stored = overlap ? [e.secret, e.previous_secret!] : [e.secret];
-  const ref = { storeId: e.store_id, environment: e.environment, endpointId: e.id };
-  return Promise.all(stored.map((value) => openWebhookSecret(keyring, ref, value)));
-}
-
-/** What the delivery log says when a secret cannot be used; the details (no secret in them) go to the worker log. */
-function unusableSecret(err: CredentialCryptoError | EncryptionKeyRequiredError): string {
-  if (err instanceof EncryptionKeyRequiredError) {
-    return 'not sent: the signing secret of this live endpoint is encrypted, and the server has no ENCRYPTION_KEY configured to read it; nothing was signed';
-  }
-  return 'not sent: the signing secret stored for this endpoint could not be decrypted (tampered with, or encrypted under a key the server no longer holds); nothing was signed. The worker log has the details';
 }
 
 /**
@@ -111,6 +73,11 @@ export function createAttempts(deps: AttemptDeps) {
     }
   }
 
+  /** Logs the attempt (services/webhooks/attempts.ts); null when the endpoint (or its store) was deleted while it ran. */
+  const record = (input: DeliverAttemptInput, r: PostResult, startedAt: Date) => recordAttempt(pool, input, r, startedAt);
+  /** Settles a logged attempt by the webhook rules (a 410 disables the endpoint). */
+  const settle = (row: DeliveryRow) => settleAttempt(deps, row);
+
   async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date, keyrings: Keyrings): Promise<PostResult> {
     // Checked again at every attempt, on a fresh DNS answer: where the host points may have changed.
     const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks);
@@ -129,39 +96,6 @@ export function createAttempts(deps: AttemptDeps) {
     } finally {
       if (beat) clearInterval(beat);
     }
-  }
-
-  /** Logs the attempt; null when the endpoint (or its store) was deleted while it ran. */
-  async function record(input: DeliverAttemptInput, r: PostResult, startedAt: Date): Promise<DeliveryRow | null> {
-    const ok = r.status !== null && r.status >= 200 && r.status < 300;
-    try {
-      return await recordDelivery(pool, {
-        id: input.deliveryId,
-        endpointId: input.endpointId,
-        eventId: input.eventId,
-        trigger: input.trigger,
-        status: ok ? 'succeeded' : 'failed',
-        responseStatus: r.status,
-        latencyMs: r.latencyMs,
-        responseBody: r.body,
-        error: ok ? null : (r.error ?? httpError(r)),
-        startedAt: startedAt.toISOString(),
-      });
-    } catch (err) {
-      if (err instanceof ForeignKeyIntegrityConstraintViolationError) return null;
-      throw err;
-    }
-  }
-
-  /** Settles a logged attempt; a 410 disables the endpoint (and tells the store's other endpoints, once). */
-  async function settle(row: DeliveryRow): Promise<DeliverAttemptResult> {
-    const gone = row.response_status === 410;
-    if (gone) {
-      await disableGoneEndpoint(deps, { eventId: row.event_id, endpointId: row.endpoint_id, deliveryId: row.id },
-        `The endpoint answered 410 Gone on ${row.created_at} (event ${row.event_id}), so Malipo stopped sending to it. Enable it again once it accepts webhooks.`);
-    }
-    const outcome: AttemptOutcome = row.status === 'succeeded' ? 'succeeded' : gone ? 'endpoint_gone' : 'failed';
-    return { outcome, deliveryId: row.id, responseStatus: row.response_status };
   }
 
   /** Sends and logs one attempt (`keyrings` shared by the attempts of one fan-out); `endpoint_unavailable` when the endpoint (or its store) was deleted meanwhile. */
@@ -210,7 +144,7 @@ export function createDeliveryActivities(deps: AttemptDeps) {
     /**
      * A delivery ran out of attempts (about three days). If nothing at all reached the endpoint
      * since this event's first attempt, it has been failing for days: disable it with the reason.
-     * Either way the store's other endpoints hear of it (endpoint-notices.ts).
+     * Either way the store's other endpoints hear of it (services/webhooks/endpoint-notices.ts).
      */
     async concludeExhaustedDelivery(input: { eventId: string; endpointId: string }): Promise<{ disabled: boolean }> {
       deps.metrics?.webhookDeliveryExhausted();
@@ -219,13 +153,4 @@ export function createDeliveryActivities(deps: AttemptDeps) {
       return concluded;
     },
   };
-}
-
-function httpError(r: PostResult): string {
-  if (r.status !== null && r.status >= 300 && r.status < 400) {
-    // No Location from a private address: it is part of what that address answered.
-    return `HTTP ${r.status} redirect${r.location ? ` to ${r.location.slice(0, 200)}` : ''} not followed; set the endpoint URL to the final address`;
-  }
-  if (r.status === 410) return 'HTTP 410 Gone: the endpoint is now disabled';
-  return `HTTP ${r.status}`;
 }

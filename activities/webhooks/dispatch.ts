@@ -11,9 +11,9 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from '../../db/webhook-repo.js';
-import { derivedId } from '../../domain/ids.js';
 import { inParallel } from '../../rails/chain/reads.js';
 import type { ServiceSettings } from '../../services/settings.js';
+import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { activityContext, createAttempts, type AttemptOutcome, type Keyrings } from './deliver.js';
@@ -30,15 +30,6 @@ const fanOutConcurrency = 32;
 const inlineBudgetMs = 15_000;
 
 type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer };
-
-/**
- * The id of an event's first attempt at an endpoint, the same wherever it is made (inline by the
- * dispatch, or by the delivery workflow): whichever runs second finds the first one's log row and
- * sends nothing.
- */
-export function firstDeliveryId(eventId: string, endpointId: string): string {
-  return derivedId('webhookDelivery', `first-attempt:${eventId}:${endpointId}`);
-}
 
 /** Starts the delivery workflow (the retry schedule) of one event to one endpoint; false when it ran already. */
 function startDelivery(deps: Deps, event: { id: string; storeId: string; environment: StoredEvent['environment'] }, endpointId: string): Promise<boolean> {

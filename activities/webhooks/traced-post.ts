@@ -1,6 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
-import { postWebhook, type PostRequest, type PostResult } from './http-post.js';
+import { postWebhook, type PostRequest, type PostResult } from '../../services/webhooks/http-post.js';
 
 /**
  * A webhook POST as a client span (with tracing on), child of the activity that sends it, and its

@@ -14,7 +14,7 @@ import { availableRails, railFacts as railSpecs } from '../../rails/registry.js'
 import { newSolanaReference } from '../../domain/solana-pay.js';
 import type { PaymentLinkInput } from '../../domain/workflow-contract.js';
 import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/index.js';
-import type { Rate } from '../../activities/rates/rate-service.js';
+import type { Rate } from '../rates/rate-service.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { isSimulatedOnly, railEndpoint } from '../../rails/settings.js';

@@ -1,4 +1,4 @@
-import { serializeEvent } from '../../activities/webhooks/deliver.js';
+import { serializeEvent } from './event-payload.js';
 import { findStoreEvents } from '../../db/event-repo.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';

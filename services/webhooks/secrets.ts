@@ -5,8 +5,10 @@ import {
   type CredentialSlot,
   type Keyring,
 } from '../../domain/crypto/credentials.js';
+import type { EndpointRow } from '../../db/webhook-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { secretPrefix } from '../../domain/webhooks/signing.js';
+import { EncryptionKeyRequiredError } from '../keyring.js';
 
 /**
  * Webhook signing secrets at rest: AES-256-GCM with the same keyring as M-Pesa credentials
@@ -57,4 +59,24 @@ export async function openWebhookSecret(keyring: () => Promise<Keyring>, e: Endp
   const secret = decryptCredential(await keyring(), webhookSecretSlot(e), stored);
   if (!isPlaintextSecret(secret)) throw new CredentialCryptoError('malformed', `The signing secret of ${e.endpointId} decrypted to something that is not a whsec_ secret.`);
   return secret;
+}
+
+/**
+ * The `whsec_` secrets to sign with: the current one, plus the rolled one while its overlap
+ * window lasts. They are stored encrypted and decrypted only here, right before signing (a
+ * legacy plaintext row is used as it is); `keyring` is called only if something is encrypted.
+ */
+export async function signingSecrets(e: EndpointRow, now: Date, keyring: () => Promise<Keyring>): Promise<string[]> {
+  const overlap = e.previous_secret && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime();
+  const stored = overlap ? [e.secret, e.previous_secret!] : [e.secret];
+  const ref = { storeId: e.store_id, environment: e.environment, endpointId: e.id };
+  return Promise.all(stored.map((value) => openWebhookSecret(keyring, ref, value)));
+}
+
+/** What the delivery log says when a secret cannot be used; the details (no secret in them) go to the worker log. */
+export function unusableSecret(err: CredentialCryptoError | EncryptionKeyRequiredError): string {
+  if (err instanceof EncryptionKeyRequiredError) {
+    return 'not sent: the signing secret of this live endpoint is encrypted, and the server has no ENCRYPTION_KEY configured to read it; nothing was signed';
+  }
+  return 'not sent: the signing secret stored for this endpoint could not be decrypted (tampered with, or encrypted under a key the server no longer holds); nothing was signed. The worker log has the details';
 }

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { axeViolations, chooseRail, decodeQrPng, desktop, freePort, launchBrowser, phone, saveScreenshot } from '../helpers/browser.js';

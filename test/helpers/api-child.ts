@@ -2,7 +2,7 @@ import { Client, type WorkflowStartOptions } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
-import { rateServiceFor, type RateService } from '../../activities/rates/rate-service.js';
+import { rateServiceFor, type RateService } from '../../services/rates/rate-service.js';
 import { openPool } from '../../db/pool.js';
 import { loadConfig } from '../../config/config.js';
 import { handoffFor } from '../../services/payment-links/start-handoff.js';

@@ -10,7 +10,7 @@ import type { Tracing } from '../../runtime/tracing.js';
 import { clientInterceptors } from '../../temporal-client/correlation.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
-import { rateServiceFor } from '../../activities/rates/rate-service.js';
+import { rateServiceFor } from '../../services/rates/rate-service.js';
 import { createStore, type CreatedStore } from '../../db/store-repo.js';
 import { railFacts, usdtRails } from '../../rails/registry.js';
 import { randomToken } from '../../domain/ids.js';

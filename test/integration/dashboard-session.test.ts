@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import type { CreatedStore } from '../../db/store-repo.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
-import { rateServiceFor } from '../../activities/rates/rate-service.js';
+import { rateServiceFor } from '../../services/rates/rate-service.js';
 import { openPool, type DatabasePool } from '../../db/pool.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { startStack, type Stack } from '../helpers/stack.js';

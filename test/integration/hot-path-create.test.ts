@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import type { CreatedStore } from '../../db/store-repo.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Server } from 'node:http';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
-import { rateServiceFor } from '../../activities/rates/rate-service.js';
+import { rateServiceFor } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { countUnstartedLinks, createMetricsRegistry, serveMetrics, type MetricsRegistry } from '../../runtime/metrics.js';
 import { unstartedBacklog } from '../../db/payment-link-repo.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { updateStorePolicy } from '../../db/store-repo.js';
 import { searchAttributes } from '../../domain/search-attributes.js';

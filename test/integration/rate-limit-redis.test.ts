@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import { registerErrorHandling } from '../../api/plugins/errors.js';
 import { limitOf, redisRateLimitStore, registerRateLimits, type RateLimitStore } from '../../api/plugins/rate-limit.js';
 import { buildApp } from '../../runtime/http-app.js';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
-import { pgRateReference, RateService, urlSource, type RateSource } from '../../activities/rates/rate-service.js';
+import { pgRateReference, RateService, urlSource, type RateSource } from '../../services/rates/rate-service.js';
 import { openPool, type DatabasePool } from '../../db/pool.js';
 import { AppError } from '../../domain/errors.js';
 import { createTestDatabase } from '../helpers/database.js';

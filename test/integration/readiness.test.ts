@@ -5,7 +5,7 @@ import pino from 'pino';
 import { sql } from 'slonik';
 import { loggerOptions } from '../../api/plugins/log-redaction.js';
 import { redisRateLimitStore, type RateLimitStore } from '../../api/plugins/rate-limit.js';
-import { rateServiceFor } from '../../activities/rates/rate-service.js';
+import { rateServiceFor } from '../../services/rates/rate-service.js';
 import { openPool, type DatabasePool } from '../../db/pool.js';
 import { shippedMigrations } from '../../db/migrate.js';
 import { buildApp } from '../../runtime/http-app.js';

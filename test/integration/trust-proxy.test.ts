@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { loadConfig } from '../../config/config.js';

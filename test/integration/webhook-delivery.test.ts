@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
-import { firstDeliveryId } from '../../activities/webhooks/dispatch.js';
+import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { z } from 'zod';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { encryptionEnv, eventually, linkData, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { insertEvent } from '../../db/event-repo.js';

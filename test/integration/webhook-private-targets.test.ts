@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { postWebhook } from '../../activities/webhooks/http-post.js';
+import { postWebhook } from '../../services/webhooks/http-post.js';
 import { recordDelivery } from '../../db/webhook-repo.js';
 import { newId } from '../../domain/ids.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { devKeyFileName } from '../../services/keyring.js';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { webhookSecretSlot } from '../../services/webhooks/secrets.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';

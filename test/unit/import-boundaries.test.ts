@@ -30,6 +30,7 @@ const rules: Array<{ from: string[]; never: string; why: string }> = [
   { from: ['workflows'], never: 'db', why: 'workflows are deterministic: I/O only through activities' },
   { from: ['activities', 'api', 'web', 'services'], never: 'workflows', why: 'everything reaches workflows through temporal-client/' },
   { from: ['temporal-client'], never: 'workflows', why: 'the client shares only domain/workflow-contract.ts with workflows' },
+  { from: ['services', 'domain', 'db', 'rails'], never: 'activities', why: 'activities call services, never the other way: the rules live in the service' },
   { from: ['activities', 'services', 'db', 'domain', 'rails'], never: 'api', why: 'only entry points know the transport' },
   { from: ['api', 'services', 'activities'], never: 'web', why: 'the API and the rules know no pages' },
   { from: ['web'], never: 'db', why: 'pages read through services, never rows' },
@@ -39,6 +40,53 @@ const rules: Array<{ from: string[]; never: string; why: string }> = [
   { from: ['api', 'web', 'services', 'activities', 'workflows', 'rails', 'worker', 'temporal-client', 'domain', 'db', 'config'], never: 'runtime', why: 'runtime/ only starts the system: nothing depends on it' },
   { from: ['config'], never: 'services', why: 'config is a leaf' },
 ];
+
+/** The product's runtime source folders (not tests, benches, emulators or scripts). */
+const runtimeFolders = ['api', 'web', 'services', 'activities', 'workflows', 'rails', 'runtime', 'worker', 'temporal-client', 'config', 'domain', 'db', 'bin'];
+
+/** The file an import specifier names (`./x.js` is `x.ts` on disk), or null when it is not a source file. */
+function importedFile(path: string): string | null {
+  const candidates = [path, path.replace(/\.js$/, '.ts'), path.replace(/\.mjs$/, '.mts'), `${path}.ts`, join(path, 'index.ts')];
+  return candidates.find((c) => /\.(ts|mjs)$/.test(c) && statSync(join(root, c), { throwIfNoEntry: false })?.isFile()) ?? null;
+}
+
+/**
+ * What a file loads when it runs: its relative imports and re-exports, static or dynamic, except
+ * the `import type` / `export type` statements the compiler erases.
+ */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const statements = [...text.matchAll(/\b(?:import|export)\s+(type\s+)?(?:[^'";]*?\bfrom\s*)?['"](\.{1,2}\/[^'"]+)['"]/g)];
+  const dynamic = [...text.matchAll(/\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]!);
+  const specs = [...statements.filter((m) => !m[1]).map((m) => m[2]!), ...dynamic];
+  return specs.map((s) => relative(root, resolve(root, dirname(file), s)));
+}
+
+/** Every import cycle among the runtime source files (what they load when they run), each once, as `a → b → a`. */
+function importCycles(): string[] {
+  const files = runtimeFolders.flatMap(sourceFiles);
+  const edges = new Map(files.map((f) => [f, [...new Set(runtimeImportsOf(f).map(importedFile).filter((t): t is string => t !== null))]]));
+  const cycles = new Set<string>();
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') {
+        const loop = stack.slice(stack.indexOf(next));
+        // The same loop found from another file is one cycle: name it from its smallest file.
+        const start = loop.indexOf([...loop].sort()[0]!);
+        const rotated = [...loop.slice(start), ...loop.slice(0, start)];
+        cycles.add([...rotated, rotated[0]].join(' → '));
+      } else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const f of files) if (!state.has(f)) visit(f);
+  return [...cycles].sort();
+}
 
 describe('SQL', () => {
   it('is written only in db/ (repositories and migrations)', () => {
@@ -56,4 +104,10 @@ describe('the import graph', () => {
       expect(offending).toEqual([]);
     });
   }
+});
+
+describe('import cycles', () => {
+  it('none among the runtime source files: a concern shared by two modules is extracted, never imported back', () => {
+    expect(importCycles()).toEqual([]);
+  });
 });

@@ -6,7 +6,7 @@ import ts from 'typescript';
 import { buildOpenApi } from '../../api/openapi.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { loadConfig } from '../../config/config.js';
-import { RateService } from '../../activities/rates/rate-service.js';
+import { RateService } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
 
 /**

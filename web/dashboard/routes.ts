@@ -15,6 +15,7 @@ import { registerCookiePlugins } from './plugins.js';
 import { registerTeamPages } from './team.js';
 import { registerSettingsPage } from './settings.js';
 import { registerWalletsPage } from './wallets.js';
+import { registerWebhookActions } from './webhook-actions.js';
 import { registerWebhookDeliveriesPage } from './webhook-deliveries.js';
 import { registerWebhooksPage } from './webhooks.js';
 
@@ -62,6 +63,7 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWalletsPage(scope, deps);
       registerWebhooksPage(scope, deps);
       registerWebhookDeliveriesPage(scope, deps);
+      registerWebhookActions(scope, deps);
       registerReconciliationPage(scope, deps);
       registerKeysPage(scope, deps);
       registerAccountPages(scope, deps);

@@ -10,7 +10,7 @@ import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, formatTime, formError, notice } from './layout.js';
 import type { DashboardSession } from './session.js';
-import { endpointActions } from './webhook-actions.js';
+import { endpointActions } from './webhook-endpoint-actions.js';
 
 /** How many recent attempts the page shows (the API's default page of the delivery log). */
 const recentDeliveries = 50;

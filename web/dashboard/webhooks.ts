@@ -13,7 +13,7 @@ import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, fieldError, formatTime, formError, notice } from './layout.js';
 import type { DashboardSession } from './session.js';
-import { endpointActions, registerWebhookActions } from './webhook-actions.js';
+import { endpointActions } from './webhook-endpoint-actions.js';
 
 const createFields = ['url', 'enabledEvents'];
 
@@ -134,6 +134,4 @@ export function registerWebhooksPage(app: FastifyInstance, deps: ApiDeps): void 
       return sendPage(reply, result.status, await renderWebhooksPage(deps, session, { form: { ...values, errors: result.errors } }));
     }),
   );
-
-  registerWebhookActions(app, deps);
 }

@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { PinnedAddress } from '../../services/webhooks/destination.js';
+import type { PinnedAddress } from './destination.js';
 
 /** Standard Webhooks: an endpoint has this long to answer, body included. */
 export const attemptTimeoutMs = 10_000;
