@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mobile-money-repo.js';
-import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
-import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
+import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
+import { isSuccessCode } from '../../rails/mpesa/result-codes.js';
 import type { Metrics } from '../../domain/metrics.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import type { PaymentReport } from '../../domain/payment-report.js';

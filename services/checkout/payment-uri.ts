@@ -1,8 +1,8 @@
 import type { Environment } from '../../domain/environment.js';
-import { eip681TokenTransfer } from '../../domain/eip681.js';
+import { eip681TokenTransfer } from '../../rails/evm/eip681.js';
 import { formatUsdt, fromMicro } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
-import { solanaPayUrl } from '../../domain/solana-pay.js';
+import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import { railFacts } from '../../rails/registry.js';
 import { railChainId, railEndpoint, type RailSettings } from '../../rails/settings.js';
 

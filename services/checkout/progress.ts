@@ -4,7 +4,7 @@ import type { CheckoutMobileMoneyAttempt } from './view.js';
 
 /**
  * How a checkout words an M-Pesa failure: the result code our reason ends with ("… (M-Pesa
- * 1032)", domain/mpesa/result-codes.ts), 'no_outcome' when M-Pesa never said, else 'unknown'.
+ * 1032)", rails/mpesa/result-codes.ts), 'no_outcome' when M-Pesa never said, else 'unknown'.
  * Only the code reaches the page, which has the words in each language.
  */
 export function mpesaFailureCode(reason: string | null): string {

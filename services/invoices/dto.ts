@@ -1,6 +1,6 @@
 import type { InvoiceView } from '../../db/invoice-repo.js';
 import { formatUsdtFixed, parseUsdt } from '../../domain/money.js';
-import { solanaPayUrl } from '../../domain/solana-pay.js';
+import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import { railFacts, usdtRails } from '../../rails/registry.js';

@@ -9,7 +9,7 @@ import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId, type RailRequirement } from '../../domain/rails.js';
 import type { RailFacts } from '../../rails/facts.js';
 import { availableRails, railFacts as railSpecs } from '../../rails/registry.js';
-import { newSolanaReference } from '../../domain/solana-pay.js';
+import { newSolanaReference } from '../../rails/solana/solana-pay.js';
 import type { PaymentLinkInput } from '../../domain/workflow-contract.js';
 import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/index.js';
 import type { Rate } from '../../activities/rates/rate-service.js';

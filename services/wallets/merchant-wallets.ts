@@ -6,7 +6,7 @@ import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 import { accountPaths, validateAccountXpub, XpubError } from '../../domain/hd/xpub.js';
 import { railIds, type RailId, type RailRequirement } from '../../domain/rails.js';
 import { railFacts as rails } from '../../rails/registry.js';
-import { SolanaAddressError, validateSolanaWallet } from '../../domain/solana.js';
+import { SolanaAddressError, validateSolanaWallet } from '../../rails/solana/wallet-address.js';
 import type { StoreScope } from '../scope.js';
 
 /**

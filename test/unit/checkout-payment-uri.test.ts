@@ -5,7 +5,7 @@ import { PNG } from 'pngjs';
 // jsqr is CommonJS with a `default` beside itself; its types describe only the ES default.
 const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 import QRCode from 'qrcode';
-import { eip681TokenTransfer, PaymentUriError } from '../../domain/eip681.js';
+import { eip681TokenTransfer, PaymentUriError } from '../../rails/evm/eip681.js';
 import { parseUsdt } from '../../domain/money.js';
 import { railPaymentRequest } from '../../services/checkout/payment-uri.js';
 import { railSettingsFrom } from '../../config/rail-settings.js';
