@@ -90,6 +90,8 @@ export interface PaymentMethod {
   amountUnit: 'KES' | 'USDT';
   /** The wallet key the store connects; null for an operator's credentials (M-Pesa: rails/mpesa/validate-credentials.ts). */
   walletKey: WalletKey | null;
+  /** Reference rails: a new reference key for one link (Solana Pay's), which the watcher finds the payment by. */
+  newReference?(): string;
   /** Whether `CHAIN_ID_<RAIL>_<ENV>` applies (the EIP-155 chain id the wallet URIs name). */
   takesChainId: boolean;
   /** What a `USDT_CONTRACT_<RAIL>_<ENV>` value must be, or null when `value` is one. */

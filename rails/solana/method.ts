@@ -3,7 +3,7 @@ import { formatUsdt } from '../../domain/money.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { StoreKeyError, type PaymentMethod } from '../payment-method.js';
 import { railEndpoint } from '../settings.js';
-import { solanaPayUrl } from './solana-pay.js';
+import { newSolanaReference, solanaPayUrl } from './solana-pay.js';
 import { SolanaAddressError, validateSolanaWallet } from './wallet-address.js';
 
 const mintProblem = 'a Solana mint address (base58, 32 bytes)';
@@ -33,6 +33,7 @@ export const solanaMethod: PaymentMethod = {
     },
     receiveAddresses: () => [],
   },
+  newReference: newSolanaReference,
   takesChainId: false,
   contractProblem(value) {
     try {
