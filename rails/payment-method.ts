@@ -92,6 +92,8 @@ export interface PaymentMethod {
   walletKey: WalletKey | null;
   /** Reference rails: a new reference key for one link (Solana Pay's), which the watcher finds the payment by. */
   newReference?(): string;
+  /** Reference rails: the transfer request naming a payment's reference, with the amount as written (an invoice's `paymentAddress`). */
+  referenceUri?(p: { recipient: string; amount: string; reference: string; label: string | null; linkId: string; mint?: string }): string;
   /** Whether `CHAIN_ID_<RAIL>_<ENV>` applies (the EIP-155 chain id the wallet URIs name). */
   takesChainId: boolean;
   /** What a `USDT_CONTRACT_<RAIL>_<ENV>` value must be, or null when `value` is one. */

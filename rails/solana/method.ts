@@ -34,6 +34,7 @@ export const solanaMethod: PaymentMethod = {
     receiveAddresses: () => [],
   },
   newReference: newSolanaReference,
+  referenceUri: solanaPayUrl,
   takesChainId: false,
   contractProblem(value) {
     try {
