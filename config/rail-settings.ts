@@ -1,9 +1,7 @@
-import bs58 from 'bs58';
-import { isAddress } from 'viem';
 import type { Environment } from '../domain/environment.js';
-import { isTronAddress } from '../domain/hd/address.js';
 import type { UsdtRail } from '../domain/rails.js';
 import type { RailEndpoint } from '../rails/facts.js';
+import { methodOf } from '../rails/methods.js';
 import { railFacts, usdtRails } from '../rails/registry.js';
 import { defaultRailSettings, type RailSettings, type UsdtRailSettings } from '../rails/settings.js';
 
@@ -50,18 +48,8 @@ const railAlternatives = usdtRails.join('|');
 const namePattern = new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_(${railAlternatives})_(TEST|LIVE)$`);
 const confirmationsPattern = new RegExp(`^CONFIRMATIONS_(${railAlternatives})$`);
 
-function contractProblem(rail: UsdtRail, value: string): string | null {
-  const family = railFacts[rail].family;
-  if (family === 'tron') return isTronAddress(value) ? null : 'a TRON base58 address (T…)';
-  if (family === 'solana') {
-    try {
-      return bs58.decode(value).length === 32 ? null : 'a Solana mint address (base58, 32 bytes)';
-    } catch {
-      return 'a Solana mint address (base58, 32 bytes)';
-    }
-  }
-  return isAddress(value, { strict: false }) ? null : 'an EVM address (0x and 40 hex digits)';
-}
+/** What a contract override must be, as the rail's payment method says (rails/<family>/method.ts). */
+const contractProblem = (rail: UsdtRail, value: string): string | null => methodOf(rail).contractProblem(value);
 
 /** Misspelt names and malformed values of the RPC/contract overrides, reported at boot. */
 export function railEndpointProblems(overrides: Readonly<Record<string, string>>): string[] {
@@ -86,7 +74,7 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
         problems.push(`${name}: lists the same URL twice`);
       }
     } else if (m[1] === 'CHAIN_ID') {
-      if (railFacts[m[2] as UsdtRail].family !== 'evm') problems.push(`${name}: only the EVM rails (BSC, Ethereum, Polygon) take a chain id`);
+      if (!methodOf(m[2] as UsdtRail).takesChainId) problems.push(`${name}: only the EVM rails (BSC, Ethereum, Polygon) take a chain id`);
       else if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) problems.push(`${name}: must be a positive whole number (an EIP-155 chain id)`);
     } else if (m[1] === 'USDT_CONTRACT') {
       const expected = contractProblem(m[2] as UsdtRail, value);

@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
-import { shortcodeTypes } from '../domain/mpesa/merchant.js';
+import { shortcodeTypes } from '../rails/mpesa/merchant.js';
 
 const env = z.enum(['test', 'live']);
 

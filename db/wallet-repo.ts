@@ -35,7 +35,7 @@ export async function registerStoreKey(
   pool: DatabasePool,
   storeId: string,
   env: Environment,
-  slot: Exclude<WalletSlot, 'solana'>,
+  slot: WalletSlot,
   publicKey: string,
 ): Promise<boolean> {
   return pool.transaction(async (tx) => {

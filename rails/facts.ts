@@ -35,6 +35,8 @@ export interface RailFacts {
   displayName: string;
   tokenSymbol: 'KES' | 'USDT';
   tokenStandard?: string;
+  /** USDT rails: the chain's own coin, which a careless wallet would send instead of USDT (the checkout warns). */
+  nativeCoin?: string;
   chainLogo: string;
   tokenLogo?: string;
   estimatedFeeUsd?: string;

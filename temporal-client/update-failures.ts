@@ -1,7 +1,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { AppError } from '../domain/errors.js';
-import { mpesaFailureTypes as T } from '../domain/mpesa/failure-types.js';
+import { mpesaFailureTypes as T } from '../rails/mpesa/failure-types.js';
 
 /** The link updates the API runs: the M-Pesa prompt, cancel, a simulated payment. */
 export type LinkUpdate = 'prompt' | 'cancel' | 'simulate';

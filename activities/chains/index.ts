@@ -1,26 +1,17 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { getAddress } from 'viem';
 import type { Cursor } from '../../db/chain-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { railFacts } from '../../rails/registry.js';
-import { railEndpoint } from '../../rails/settings.js';
-import { usableRailRpcUrls } from '../../rails/evm/chain-ids.js';
-import { providerBook } from '../../rails/chain/providers.js';
-import { readSolidifiedBlock } from '../../rails/tron/client.js';
 import type { ActivityDeps } from '../index.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
-import { evmClient } from '../../rails/evm/client.js';
-import { scanEvmTick, type EvmChainView, type TickResult } from '../../rails/evm/scan-tick.js';
+import type { TickResult } from '../../rails/evm/scan-tick.js';
+import { adapterOf } from '../../rails/adapters.js';
+import { RailNotConfiguredError, type ScanContext } from '../../rails/payment-method.js';
 import { isUnreachable, OutageLog } from '../../rails/chain/outage.js';
 import { signalDeposits } from './signal-deposits.js';
-import { scanSolanaTick } from '../../rails/solana/scan-tick.js';
-import { solanaView } from '../../rails/solana/view.js';
 import { WatchSet, type Family } from '../../rails/chain/watch-set.js';
 import { recordWatcherFailure, recordWatcherRead } from '../../rails/chain/watcher-positions.js';
-
-export type EvmStyleRail = Exclude<UsdtRail, 'USDT_SOL'>;
 
 /** A tick that could not reach the node: nothing read, nothing changed; the watcher waits `retryAfterMs`. */
 export interface UnreachableTick {
@@ -52,32 +43,7 @@ export function createChainActivities(deps: ActivityDeps) {
   // The scan never waits on merchants' endpoints: its events' first attempts run in delivery workflows.
   const { dispatchEventToWorkflows: dispatchEvent } = createDispatchActivities(deps);
   const outages = new OutageLog(deps.logger);
-
-  /**
-   * The rail's RPCs in failover order (those known to answer another chain id left out), each
-   * with its health in the process-wide provider book (rails/chain/providers.ts).
-   */
-  function view(rail: EvmStyleRail, environment: Environment): EvmChainView {
-    const ep = railEndpoint(deps.config.rails, rail, environment);
-    if (!ep.usdtContract) {
-      throw notConfigured(`No USDT contract is known for ${rail} in ${environment}; set USDT_CONTRACT_${rail}_${environment.toUpperCase()}.`);
-    }
-    const urls = usableRailRpcUrls(deps.config.rails, rail, environment);
-    if (urls.length === 0) throw notConfigured(`Every RPC of ${rail} in ${environment} answers another chain id (see the start-up log); set RPC_URL_${rail}_${environment.toUpperCase()}.`);
-    const tron = railFacts[rail].family === 'tron';
-    return {
-      rail,
-      environment,
-      rpcs: urls.map((url) => ({
-        client: evmClient(tron ? `${url.replace(/\/$/, '')}/jsonrpc` : url, { timeoutMs: 20_000, retryCount: 0 }),
-        solidifiedHead: tron ? async () => (await readSolidifiedBlock(url, { timeoutMs: 20_000 })).number : undefined,
-      })),
-      book: providerBook(rail, environment, urls, deps.logger),
-      token: tron ? tronAddressToEvmHex(ep.usdtContract) : (ep.usdtContract as `0x${string}`),
-      toWatchAddress: tron ? (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')) : (hex) => getAddress(hex),
-      confirmations: deps.config.rails[rail].confirmations,
-    };
-  }
+  const scanContext: ScanContext = { pool: deps.pool, rails: deps.config.rails, logger: deps.logger, watchSet };
 
   return {
     /** One watcher tick: scan, settle seen deposits, then tell their owners. Safe to repeat. */
@@ -95,18 +61,16 @@ export function createChainActivities(deps: ActivityDeps) {
     const key = `${input.rail}/${input.environment}`;
     let result: TickResult;
     try {
-      // The rail's adapter family picks the scanner: EVM-style logs (the EVM chains, and TRON
-      // through its JSON-RPC) or Solana's reference scan.
-      const family = railFacts[input.rail].family;
-      result =
-        family === 'solana'
-          ? await scanSolanaTick(deps.pool, solanaView(deps.config.rails, input.environment, deps.logger), watchSet('sol_ref', input.environment), input.cursor, Date.now())
-          : await scanEvmTick(deps.pool, view(input.rail as EvmStyleRail, input.environment), watchSet(family === 'tron' ? 'tron' : 'evm', input.environment), input.cursor, Date.now());
+      // The rail's adapter scans it (rails/<family>/adapter.ts); a rail with nothing to scan is a mistake upstream.
+      const adapter = adapterOf(input.rail);
+      if (!adapter.scanTick) throw ApplicationFailure.nonRetryable(`${input.rail} is not scanned`, 'NotScanned');
+      result = await adapter.scanTick(scanContext, input.rail, input.environment, input.cursor, Date.now());
     } catch (err) {
       // An unreachable node is an outage, reported as a result: see outage.ts. Anything else fails the tick.
       // Either way readiness learns of it (rails/chain/watcher-positions.ts), by kind only.
       const unreachable = isUnreachable(err);
       recordWatcherFailure(input.rail, input.environment, unreachable ? 'unreachable' : 'failed', Date.now());
+      if (err instanceof RailNotConfiguredError) throw notConfigured(err.message);
       if (!unreachable) throw err;
       return { cursor: input.cursor, caughtUp: false, unreachable: true, retryAfterMs: outages.failed(key, err, Date.now()) };
     }

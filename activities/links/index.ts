@@ -22,6 +22,7 @@ import { isRailId, type RailId } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import type { ActivityDeps } from '../index.js';
+import { isScanned } from '../../rails/methods.js';
 
 export type { Disposition, PaymentState };
 
@@ -40,7 +41,7 @@ const evidenceScanLimit = 1_000;
  * report the workflow can count; null (and a warning) when it does not fit the link.
  */
 function verified(linkId: string, rail: RailId, row: DepositEvidenceRow): VerifiedDeposit | null {
-  if (!isRailId(rail) || rail === 'MOBILE_MONEY') return null;
+  if (!isScanned(rail)) return null;
   const key = `${row.tx_hash}:${row.log_index}`;
   const problem = depositEvidenceProblem(rail, railFacts[rail], {
     toAddress: row.to_address,
@@ -150,7 +151,7 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' 
      */
     async verifyDeposit(input: { linkId: string; rail: RailId; key: string }): Promise<VerifiedDeposit | null> {
       const at = parseDepositKey(input.key);
-      if (!at || !isRailId(input.rail) || input.rail === 'MOBILE_MONEY') return null;
+      if (!at || !isScanned(input.rail)) return null;
       const row = await findLinkDeposit(pool, input.linkId, input.rail, at.txHash, at.logIndex);
       return row ? verified(input.linkId, input.rail, row) : null;
     },

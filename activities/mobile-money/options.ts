@@ -1,5 +1,5 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { nonRetryableMpesaFailureTypes } from '../../domain/mpesa/failure-types.js';
+import { nonRetryableMpesaFailureTypes } from '../../rails/mpesa/failure-types.js';
 
 /**
  * Suggested proxy options for the M-Pesa activities (no Node imports: safe for workflow code).

@@ -1,11 +1,11 @@
 import { stkQueryPath } from '../../rails/mpesa/daraja-paths.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
-import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
+import { classifyDarajaError } from '../../rails/mpesa/daraja-errors.js';
+import { mpesaFailureTypes as T } from '../../rails/mpesa/failure-types.js';
 import type { Metrics } from '../../domain/metrics.js';
-import { isSuccessCode, resultCodeLabel, resultReason } from '../../domain/mpesa/result-codes.js';
-import { buildStkQueryBody } from '../../domain/mpesa/stk-request.js';
+import { isSuccessCode, resultCodeLabel, resultReason } from '../../rails/mpesa/result-codes.js';
+import { buildStkQueryBody } from '../../rails/mpesa/stk-request.js';
 import { findStkRequestByCheckoutId } from '../../db/mobile-money-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
@@ -16,7 +16,7 @@ export interface StkQueryResult {
   /** `pending`: the prompt is still open; `unknown_request`: Daraja does not know the id. */
   status: 'pending' | 'succeeded' | 'failed' | 'unknown_request';
   resultCode: string | null;
-  /** Our readable reason for a failure (domain/mpesa/result-codes.ts). */
+  /** Our readable reason for a failure (rails/mpesa/result-codes.ts). */
   reason: string | null;
 }
 

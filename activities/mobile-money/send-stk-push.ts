@@ -1,11 +1,11 @@
 import { callbackPath, stkPushPath } from '../../rails/mpesa/daraja-paths.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { hashCallbackToken, newCallbackToken, sameTokenHash } from '../../domain/mpesa/callback-token.js';
-import { classifyDarajaError, type DarajaError } from '../../domain/mpesa/daraja-errors.js';
-import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
-import { businessShortCode } from '../../domain/mpesa/merchant.js';
-import { buildStkPushBody, maxAmountKes } from '../../domain/mpesa/stk-request.js';
+import { hashCallbackToken, newCallbackToken, sameTokenHash } from '../../rails/mpesa/callback-token.js';
+import { classifyDarajaError, type DarajaError } from '../../rails/mpesa/daraja-errors.js';
+import { mpesaFailureTypes as T } from '../../rails/mpesa/failure-types.js';
+import { businessShortCode } from '../../rails/mpesa/merchant.js';
+import { buildStkPushBody, maxAmountKes } from '../../rails/mpesa/stk-request.js';
 import { isPhoneNumber, phoneFormatHint } from '../../domain/phone.js';
 import {
   claimStkRequest,

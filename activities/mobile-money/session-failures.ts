@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import type { Environment } from '../../domain/environment.js';
-import { mpesaFailureTypes as T } from '../../domain/mpesa/failure-types.js';
+import { mpesaFailureTypes as T } from '../../rails/mpesa/failure-types.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { CredentialsUnreadableError, NotConnectedError, openMerchantSession, type MerchantSession } from '../../rails/mpesa/merchant-session.js';
 

@@ -1,11 +1,12 @@
 import type { DatabasePool } from 'slonik';
 import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mobile-money-repo.js';
-import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
-import { isSuccessCode } from '../../domain/mpesa/result-codes.js';
+import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
+import { isSuccessCode } from '../../rails/mpesa/result-codes.js';
 import type { Metrics } from '../../domain/metrics.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import { queryStkPush } from './query-stk-push.js';
+import { mpesaFacts } from '../../rails/mpesa/facts.js';
 
 export type PromptSettlement =
   | { status: 'succeeded'; report: PaymentReport }
@@ -44,7 +45,7 @@ export async function settleStkPrompt(
   return {
     status: 'succeeded',
     report: {
-      rail: 'MOBILE_MONEY',
+      rail: mpesaFacts.id,
       key: input.checkoutRequestId,
       // Without a believable callback the query carries no receipt: the CheckoutRequestID stands in.
       externalId: receipt?.receipt ?? input.checkoutRequestId,

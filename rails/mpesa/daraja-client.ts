@@ -1,4 +1,4 @@
-import { classifyDarajaError, type DarajaError } from '../../domain/mpesa/daraja-errors.js';
+import { classifyDarajaError, type DarajaError } from './daraja-errors.js';
 import type { Environment } from '../../domain/environment.js';
 import type { MpesaEndpoints } from '../settings.js';
 

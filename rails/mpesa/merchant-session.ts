@@ -1,7 +1,7 @@
 import { decryptCredential, encryptCredential, CredentialCryptoError, type Keyring } from '../../domain/crypto/credentials.js';
 import type { Environment } from '../../domain/environment.js';
-import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
-import type { MpesaMerchant } from '../../domain/mpesa/merchant.js';
+import { classifyDarajaError } from './daraja-errors.js';
+import type { MpesaMerchant } from './merchant.js';
 import { findConnection, findToken, saveToken, withTokenLock, type ConnectionRow } from '../../db/mobile-money-repo.js';
 import type { DatabasePool } from 'slonik';
 import type { MpesaEndpoints } from '../settings.js';

@@ -1,6 +1,6 @@
-import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
-import type { MpesaMerchant } from '../../domain/mpesa/merchant.js';
-import { buildStkQueryBody } from '../../domain/mpesa/stk-request.js';
+import { classifyDarajaError } from './daraja-errors.js';
+import type { MpesaMerchant } from './merchant.js';
+import { buildStkQueryBody } from './stk-request.js';
 import { DarajaAnswerError, DarajaUnreachableError, fetchAccessToken, postJson, type AccessToken } from './daraja-client.js';
 import { stkQueryPath } from './daraja-paths.js';
 

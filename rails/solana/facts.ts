@@ -8,6 +8,7 @@ export const solanaFacts: ChainRailFacts = {
   displayName: 'Solana',
   tokenSymbol: 'USDT',
   tokenStandard: 'SPL',
+  nativeCoin: 'SOL',
   chainLogo: 'solana.svg',
   tokenLogo: 'usdt.svg',
   estimatedFeeUsd: '0.01',

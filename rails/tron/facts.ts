@@ -9,6 +9,7 @@ export const tronFacts: ChainRailFacts = {
   displayName: 'TRON',
   tokenSymbol: 'USDT',
   tokenStandard: 'TRC20',
+  nativeCoin: 'TRX',
   chainLogo: 'tron.svg',
   tokenLogo: 'usdt.svg',
   estimatedFeeUsd: '3.50',

@@ -8,6 +8,7 @@ import type { ServiceSettings } from '../settings.js';
 import { railEndpoint } from '../../rails/settings.js';
 import { chainWatcherWorkflowId } from '../../domain/workflow-contract.js';
 import { ensureChainWatcher } from '../../temporal-client/index.js';
+import { isScanned } from '../../rails/methods.js';
 
 const started = new Set<string>();
 
@@ -20,7 +21,7 @@ export async function ensureChainWatchers(temporal: Client, config: ServiceSetti
   if (!config.chainWatchers) return;
   // A rail with no token contract (simulated only in test) has nothing a watcher could recognise:
   // starting one would only fail every tick.
-  const wanted = rails.filter((r): r is UsdtRail => r !== 'MOBILE_MONEY' && railEndpoint(config.rails, r, env).usdtContract !== undefined);
+  const wanted = rails.filter((r): r is UsdtRail => isScanned(r) && railEndpoint(config.rails, r, env).usdtContract !== undefined);
   await Promise.all(
     wanted.map(async (rail) => {
       const key = chainWatcherWorkflowId(rail, env, config.temporal.taskQueuePrefix);

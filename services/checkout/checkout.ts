@@ -9,6 +9,7 @@ import { confirmationsAt, mobileMoneyAttempt, seenDeposit } from './progress.js'
 import type { CheckoutView } from './view.js';
 import { logoPath } from '../stores/settings.js';
 import type { LogoRef } from '../../db/store-branding-repo.js';
+import { isScanned } from '../../rails/methods.js';
 
 /** The store's logo on our own origin (the checkout's CSP allows no other), from "<sha256> <content type>". */
 function logoUrlOf(deps: CheckoutDeps, stored: string | null): string | null {
@@ -35,7 +36,7 @@ async function progressOf(deps: CheckoutDeps, row: LinkRow, payments: LinkPaymen
   if (row.status !== 'PENDING' && row.status !== 'PROCESSING') return { deposit: null, mobileMoney: null };
   const seen = seenDeposit(payments);
   let deposit: CheckoutProgress['deposit'] = null;
-  if (seen && isRailId(seen.rail) && seen.rail !== 'MOBILE_MONEY') {
+  if (seen && isScanned(seen.rail)) {
     const [evidence, cursor] = await Promise.all([
       seen.logIndex === null ? null : findLinkDeposit(deps.pool, row.id, seen.rail, seen.txHash, seen.logIndex),
       loadCursor(deps.pool, seen.rail, row.environment),

@@ -1,6 +1,7 @@
 import type { LinkRow } from '../../db/payment-link-repo.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
-import { type RailId } from '../../domain/rails.js';
+import { isRailId, type RailId } from '../../domain/rails.js';
+import { methodOf } from '../../rails/methods.js';
 import { railFacts, railRecord } from '../../rails/registry.js';
 import type { ServiceSettings } from '../settings.js';
 import { isSimulatedOnly } from '../../rails/settings.js';
@@ -45,7 +46,8 @@ export function checkoutDto(
     confirmedAt: row.confirmed_at,
     confirmedReference: row.status === 'CONFIRMED' ? row.external_id : null,
     amountReceived: formatUsdt(receivedMicro),
-    mobileMoneyReceipt: row.confirmed_rail === 'MOBILE_MONEY' ? row.external_id : null,
+    // The operator's receipt of a prompted payment (M-Pesa); a chain payment's reference is its tx hash.
+    mobileMoneyReceipt: row.confirmed_rail && isRailId(row.confirmed_rail) && methodOf(row.confirmed_rail).receives === 'prompt' ? row.external_id : null,
     redirectUrl: row.redirect_url,
     deposit: progress.deposit,
     mobileMoney: progress.mobileMoney,
@@ -61,7 +63,7 @@ export function checkoutDto(
               environment: row.environment,
               address,
               amountMicro: dueMicro,
-              solana: row.solana_reference ? { reference: row.solana_reference, mint: row.solana_mint, label: storeName, linkId: row.id } : undefined,
+              reference: row.solana_reference ? { reference: row.solana_reference, mint: row.solana_mint, label: storeName, linkId: row.id } : undefined,
             });
       return {
         ...railRecord(rail, publicBaseUrl),

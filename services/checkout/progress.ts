@@ -1,10 +1,11 @@
 import type { LinkPaymentRow } from '../../db/payment-link-repo.js';
 import { formatUsdt, toMicro } from '../../domain/money.js';
 import type { CheckoutMobileMoneyAttempt } from './view.js';
+import { paidByPrompt } from '../../rails/methods.js';
 
 /**
  * How a checkout words an M-Pesa failure: the result code our reason ends with ("… (M-Pesa
- * 1032)", domain/mpesa/result-codes.ts), 'no_outcome' when M-Pesa never said, else 'unknown'.
+ * 1032)", rails/mpesa/result-codes.ts), 'no_outcome' when M-Pesa never said, else 'unknown'.
  * Only the code reaches the page, which has the words in each language.
  */
 export function mpesaFailureCode(reason: string | null): string {
@@ -15,7 +16,7 @@ export function mpesaFailureCode(reason: string | null): string {
 
 /** The latest M-Pesa prompt, when it is still open or failed (a confirmed one is the receipt). */
 export function mobileMoneyAttempt(payments: readonly LinkPaymentRow[]): CheckoutMobileMoneyAttempt | null {
-  const last = payments.filter((p) => p.rail === 'MOBILE_MONEY').at(-1);
+  const last = payments.filter((p) => paidByPrompt(p.rail)).at(-1);
   if (!last || (last.state !== 'initiated' && last.state !== 'failed')) return null;
   return {
     state: last.state === 'initiated' ? 'waiting' : 'failed',
@@ -26,7 +27,7 @@ export function mobileMoneyAttempt(payments: readonly LinkPaymentRow[]): Checkou
 
 /** The newest on-chain payment still waiting for its depth, with its amount in USDT. */
 export function seenDeposit(payments: readonly LinkPaymentRow[]): { rail: string; txHash: string; logIndex: number | null; amount: string } | null {
-  const seen = payments.filter((p) => p.rail !== 'MOBILE_MONEY' && p.state === 'seen').at(-1);
+  const seen = payments.filter((p) => !paidByPrompt(p.rail) && p.state === 'seen').at(-1);
   if (!seen) return null;
   // Chain payments are keyed `<txHash>:<logIndex>` (db/migrations/0002_payment_links.sql).
   const cut = seen.payment_key.lastIndexOf(':');

@@ -1,6 +1,6 @@
 import type { InvoiceView } from '../../db/invoice-repo.js';
 import { formatUsdtFixed, parseUsdt } from '../../domain/money.js';
-import { solanaPayUrl } from '../../domain/solana-pay.js';
+import { methodOf } from '../../rails/methods.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import type { LinkStatus } from '../../domain/states.js';
 import { railFacts, usdtRails } from '../../rails/registry.js';
@@ -27,10 +27,11 @@ const statusOf: Record<LinkStatus, (typeof invoiceStatuses)[number]> = {
  * reference is what the watcher finds the payment by; nothing in it names the store.
  */
 function paymentAddressOf(v: InvoiceView, rail: UsdtRail, amount: string): string {
-  const family = railFacts[rail].family;
-  if (family === 'tron') return v.tron_address!;
-  if (family === 'evm') return v.evm_address!;
-  return solanaPayUrl({ recipient: v.solana_address!, amount, reference: v.solana_reference!, label: null, linkId: v.id, mint: v.solana_mint ?? undefined });
+  const method = methodOf(rail);
+  // The invoice row's address column of each wallet slot.
+  const address = { tron: v.tron_address, evm: v.evm_address, solana: v.solana_address }[method.walletKey!.slot]!;
+  if (!method.referenceUri) return address;
+  return method.referenceUri({ recipient: address, amount, reference: v.solana_reference!, label: null, linkId: v.id, mint: v.solana_mint ?? undefined });
 }
 
 /**

@@ -3,8 +3,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { AppError } from '../../domain/errors.js';
-import { hashCallbackToken, sameTokenHash } from '../../domain/mpesa/callback-token.js';
-import { interpretCallback, type StkCallback } from '../../domain/mpesa/callback.js';
+import { hashCallbackToken, sameTokenHash } from '../../rails/mpesa/callback-token.js';
+import { interpretCallback, type StkCallback } from '../../rails/mpesa/callback.js';
 import {
   findStkRequestByTokenHash,
   listCallbacks,
@@ -14,10 +14,10 @@ import {
   withdrawDisputedReceipt,
   type StkRequestRow,
 } from '../../db/mobile-money-repo.js';
-import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../domain/mpesa/receipts.js';
+import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import type { Metrics } from '../../domain/metrics.js';
-import { resultCodeLabel } from '../../domain/mpesa/result-codes.js';
+import { resultCodeLabel } from '../../rails/mpesa/result-codes.js';
 
 export interface CallbackDeps {
   pool: DatabasePool;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { encryptCredential, type Keyring } from '../../domain/crypto/credentials.js';
 import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
-import { darajaEnvironmentFor, type DarajaEnvironment, type MpesaMerchant, type ShortcodeType } from '../../domain/mpesa/merchant.js';
+import { darajaEnvironmentFor, type DarajaEnvironment, type MpesaMerchant, type ShortcodeType } from '../../rails/mpesa/merchant.js';
 import { saveConnection } from '../../db/mobile-money-repo.js';
 import { darajaBaseUrl } from '../../rails/mpesa/daraja-client.js';
 import { secretsKeyring } from '../keyring.js';

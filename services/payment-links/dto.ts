@@ -1,7 +1,7 @@
 import type { LinkPaymentRow, LinkRow } from '../../db/payment-link-repo.js';
 import { formatUnits, formatUsdt, parseRate, parseUsdt } from '../../domain/money.js';
 import type { RailId } from '../../domain/rails.js';
-import { solanaPayUrl } from '../../domain/solana-pay.js';
+import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { ServiceSettings } from '../settings.js';
 import { simulatedOnlyRails } from '../../rails/settings.js';
 

@@ -11,6 +11,7 @@ import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { freshIds, type RequestIds } from '../request-ids.js';
 import { assertRailsAvailable, ensureRequestStarted, openPaymentRequest, resumePaymentRequest } from './payment-requests.js';
+import { amountUnitOf } from '../../rails/methods.js';
 
 export interface CreateLinkInput {
   usdtAmount?: string;
@@ -26,7 +27,7 @@ export interface CreateLinkInput {
 
 /** Amounts of a new link: USDT due, KES shown, and the rate that links them (locked for the link's life). */
 async function resolveAmounts(deps: ServiceDeps, auth: StoreScope, input: CreateLinkInput) {
-  const mobile = input.enabledRails.includes('MOBILE_MONEY');
+  const mobile = input.enabledRails.some((r) => amountUnitOf(r) === 'KES');
   const mobileOnly = mobile && input.enabledRails.length === 1;
   if (input.usdtAmount === undefined && !mobileOnly) {
     throw new AppError('missing_field', "Missing required field 'usdtAmount': it is required unless MOBILE_MONEY is the only rail.", 'usdtAmount');

@@ -9,9 +9,7 @@ import { newId } from '../../domain/ids.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId, type RailRequirement } from '../../domain/rails.js';
-import type { RailFacts } from '../../rails/facts.js';
 import { availableRails, railFacts as railSpecs } from '../../rails/registry.js';
-import { newSolanaReference } from '../../domain/solana-pay.js';
 import type { PaymentLinkInput } from '../../domain/workflow-contract.js';
 import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/index.js';
 import type { Rate } from '../rates/rate-service.js';
@@ -20,6 +18,7 @@ import type { StoreScope } from '../scope.js';
 import { isSimulatedOnly, railEndpoint } from '../../rails/settings.js';
 import { ensureChainWatchers } from '../chains/watchers.js';
 import { handoffFor } from './start-handoff.js';
+import { isScanned, methodOf, paidByPrompt } from '../../rails/methods.js';
 
 /**
  * What payment links and invoices share: rail availability, address allocation on the link
@@ -75,13 +74,15 @@ export interface PaymentRequestSpec {
  */
 export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, spec: PaymentRequestSpec, store: CreationContext): Promise<LinkRow> {
   const { policy, keys } = store;
-  const has = (r: RailId) => spec.rails.includes(r);
-  // One address per adapter family: every EVM rail of a link shares its EVM address.
-  const ofFamily = (family: RailFacts['family']) => spec.rails.find((r) => railSpecs[r].family === family);
-  const hasFamily = (family: RailFacts['family']) => ofFamily(family) !== undefined;
+  // How each family of the link receives (rails/<family>/method.ts): an address derived from its
+  // xpub, one per family (every EVM rail of a link shares its EVM address); or the store's wallet
+  // and a reference of the link.
+  const methods = [...new Set(spec.rails.map(methodOf))];
+  const referenceRail = spec.rails.find((r) => methodOf(r).receives === 'reference');
+  const reference = referenceRail === undefined ? undefined : methodOf(referenceRail);
   const expiresAtMs = Date.now() + spec.expiresInMinutes * 60_000;
   for (const rail of spec.rails) {
-    if (rail === 'MOBILE_MONEY' || railEndpoint(deps.config.rails, rail, auth.environment).usdtContract) continue;
+    if (!isScanned(rail) || railEndpoint(deps.config.rails, rail, auth.environment).usdtContract) continue;
     // A test link may offer a rail with no test token: it is simulated only (simulate-payment pays
     // it, no watcher reads it, the checkout says so). Anywhere else, without a token contract (or
     // mint) the watcher cannot recognise the payment: refuse rather than lose it. An invoice has
@@ -90,16 +91,13 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     throw new AppError('rail_not_available', `${rail} has no USDT contract configured for ${auth.environment}; the operator must set USDT_CONTRACT_${rail}_${auth.environment.toUpperCase()}.`, spec.kind === 'invoice' ? 'network' : 'enabledRails');
   }
   // Null for a simulated-only Solana rail: its link has no Solana Pay URL (no mint to name).
-  const solanaRail = ofFamily('solana');
-  const solanaMint = solanaRail && solanaRail !== 'MOBILE_MONEY' ? railEndpoint(deps.config.rails, solanaRail, auth.environment).usdtContract ?? null : null;
+  const solanaMint = referenceRail && isScanned(referenceRail) ? railEndpoint(deps.config.rails, referenceRail, auth.environment).usdtContract ?? null : null;
 
   // Addresses first, each statement committing on its own (no lock held across round trips, no
   // derivation inside one), then the link and its watched addresses in one short transaction.
-  const [tron, evm] = await Promise.all([
-    hasFamily('tron') ? linkAddress(deps.pool, 'tron', keys.tron!, spec.id) : null,
-    hasFamily('evm') ? linkAddress(deps.pool, 'evm', keys.evm!, spec.id) : null,
-  ]);
-  const shortcode = has('MOBILE_MONEY') ? store.shortcode : null;
+  const derivedSlots = methods.flatMap((m) => (m.receives === 'derived_address' && m.walletKey ? [m.walletKey.slot as LinkAddressFamily] : []));
+  const derived = new Map(await Promise.all(derivedSlots.map(async (slot) => [slot, await linkAddress(deps.pool, slot, keys[slot]!, spec.id)] as const)));
+  const shortcode = spec.rails.some(paidByPrompt) ? store.shortcode : null;
   // One statement: the link and its watched addresses land together or not at all.
   const row = await insertLink(deps.pool, {
     id: spec.id,
@@ -112,10 +110,10 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     rateSource: spec.rate?.source ?? null,
     enabledRails: spec.rails,
     addressIndex: null,
-    tronAddress: tron?.address ?? null,
-    evmAddress: evm?.address ?? null,
-    solanaAddress: hasFamily('solana') ? keys.solana : null,
-    solanaReference: hasFamily('solana') ? newSolanaReference() : null,
+    tronAddress: derived.get('tron')?.address ?? null,
+    evmAddress: derived.get('evm')?.address ?? null,
+    solanaAddress: reference?.walletKey ? keys[reference.walletKey.slot] : null,
+    solanaReference: reference?.newReference?.() ?? null,
     solanaMint,
     mobileMoneyShortcode: shortcode ?? null,
     description: spec.description,

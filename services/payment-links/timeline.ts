@@ -1,6 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { searchAttributes } from '../../domain/search-attributes.js';
+import { amountUnitOf } from '../../rails/methods.js';
 
 /**
  * A payment link's timeline, from two sources merged by time:
@@ -199,7 +200,7 @@ export function recordEntries(r: LinkRecords): TimelineEntry[] {
     if (d.state === 'dropped') add(d.updatedAt, { title: 'Deposit dropped by a chain reorganisation', detail, tone: 'bad' });
   }
   for (const p of r.payments) {
-    const what = [p.amount !== null ? `${p.amount} ${p.rail === 'MOBILE_MONEY' ? 'KES' : 'USDT'}` : null, p.rail, p.externalId && `ref ${short(p.externalId)}`, p.disposition, p.failureReason]
+    const what = [p.amount !== null ? `${p.amount} ${amountUnitOf(p.rail)}` : null, p.rail, p.externalId && `ref ${short(p.externalId)}`, p.disposition, p.failureReason]
       .filter(Boolean).join(' · ');
     if (p.state === 'confirmed') add(p.updatedAt, { title: p.simulated ? 'Simulated payment counted' : 'Payment counted', detail: what, tone: p.disposition === null || ['payment', 'late', 'overpaid'].includes(p.disposition) ? 'ok' : 'bad' });
     else if (p.state === 'failed' || p.state === 'dropped') add(p.updatedAt, { title: `Payment ${p.state}`, detail: what, tone: 'bad' });

@@ -43,7 +43,7 @@ export function findingDto(row: FindingRow): FindingDto {
     kind: row.kind,
     status: row.status,
     environment: row.environment,
-    network: isRailId(row.rail) && row.rail !== 'MOBILE_MONEY' ? railFacts[row.rail].network : row.rail,
+    network: (isRailId(row.rail) && railFacts[row.rail].network) || row.rail,
     address: row.address,
     owner: { type: row.owner_kind, id: row.owner_id, index: row.derived_index },
     balance: amount(row.balance_minor),

@@ -25,6 +25,7 @@ import { railOfNetwork } from '../../rails/registry.js';
 import type { BalanceSnapshot, ReconcileChain } from '../../rails/chain/reconcile-view.js';
 import { derivedNetworks } from '../wallets/derived-wallets.js';
 import { findingDto } from './dto.js';
+import { methodOf } from '../../rails/methods.js';
 
 /**
  * One page of the reconciler (docs/reconciliation.md): the balances of up to `limit` watched
@@ -78,7 +79,7 @@ export async function reconcilePage(deps: ReconcileDeps, chain: ReconcileChain, 
   if (targets.length === 0) return result;
   // Never above the watcher's cursor: a deposit it has not read yet is not a mismatch.
   const cursor = await loadCursor(pool, rail, env);
-  const snap = await chain.snapshot(targets.map((t) => t.address), family === 'evm' && cursor ? BigInt(cursor.number) : null);
+  const snap = await chain.snapshot(targets.map((t) => t.address), methodOf(rail).watching?.balancesAtCursor && cursor ? BigInt(cursor.number) : null);
   if (!snap) return { ...result, skipped: targets.length };
   const { judged, written } = await judgeAll(pool, chain, targets, snap);
   result.checked = judged.length;

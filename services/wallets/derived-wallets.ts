@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { usableRailRpcUrls } from '../../rails/evm/chain-ids.js';
-import { readErc20Balance } from '../../rails/evm/client.js';
-import { readTrc20Balance } from '../../rails/tron/client.js';
+import { adapterOf } from '../../rails/adapters.js';
+import type { RailAdapter } from '../../rails/payment-method.js';
 import { findWalletKeys } from '../../db/store-repo.js';
 import { AppError } from '../../domain/errors.js';
 import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
@@ -12,6 +12,13 @@ import { railDecimals } from '../../rails/registry.js';
 import { railEndpoint, type RailSettings } from '../../rails/settings.js';
 import type { StoreScope } from '../scope.js';
 import { recordHandedOut, type HandedOut } from './derived-addresses.js';
+
+/** The adapter's live balance read (short timeouts, one retry: a person is waiting). */
+function readBalanceOf(rail: UsdtRail): NonNullable<RailAdapter['readBalance']> {
+  const read = adapterOf(rail).readBalance;
+  if (!read) throw new Error(`${rail} has no balance read`);
+  return read;
+}
 
 /**
  * Derived wallets: the receive-branch addresses `<xpub>/0/<index>` a merchant hands out to its
@@ -24,17 +31,12 @@ export type DerivedNetwork = (typeof derivedNetworks)[number];
 interface NetworkSpec {
   kind: WalletKind;
   rail: UsdtRail;
-  read: (rpcUrl: string, contract: string, address: string) => Promise<bigint>;
 }
 
-// The API answers a person waiting: short timeouts, one retry; watchers choose their own.
+// The spec's two derived-wallet networks; each balance is read by its rail's adapter (readBalance).
 const networks: Record<DerivedNetwork, NetworkSpec> = {
-  TRON: { kind: 'tron', rail: 'USDT_TRON', read: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }) },
-  BSC: {
-    kind: 'evm',
-    rail: 'USDT_BSC',
-    read: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
-  },
+  TRON: { kind: 'tron', rail: 'USDT_TRON' },
+  BSC: { kind: 'evm', rail: 'USDT_BSC' },
 };
 
 const connectHint: Record<WalletKind, string> = {
@@ -104,6 +106,6 @@ export async function readUsdtBalance(rails: RailSettings, auth: StoreScope, net
     const setting = `CHAIN_ID_${spec.rail}_${auth.environment.toUpperCase()}`;
     throw new AppError('upstream_unavailable', `Every RPC configured for ${spec.rail} in ${auth.environment} is on another chain than ${setting} names, so none is used (GET /ready).`);
   }
-  const minor = await spec.read(rpcUrl, endpoint.usdtContract, address);
+  const minor = await readBalanceOf(spec.rail)(rpcUrl, endpoint.usdtContract, address);
   return formatUnits(minor, railDecimals[spec.rail]);
 }

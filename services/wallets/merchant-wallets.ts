@@ -2,11 +2,10 @@ import type { DatabasePool } from 'slonik';
 import { deleteWallet, registerStoreKey, upsertWallet, type WalletSlot } from '../../db/wallet-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { AppError, notFound } from '../../domain/errors.js';
-import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
-import { accountPaths, validateAccountXpub, XpubError } from '../../domain/hd/xpub.js';
 import { railIds, type RailId, type RailRequirement } from '../../domain/rails.js';
 import { railFacts as rails } from '../../rails/registry.js';
-import { SolanaAddressError, validateSolanaWallet } from '../../domain/solana.js';
+import { methodOfWalletSlot } from '../../rails/methods.js';
+import { StoreKeyError, type ConnectedKey } from '../../rails/payment-method.js';
 import type { StoreScope } from '../scope.js';
 
 /**
@@ -37,23 +36,19 @@ export function assertOwnStore(auth: StoreScope, clientId: string): void {
   if (clientId !== auth.storeId) throw notFound('client');
 }
 
-function parseKey(slot: WalletSlot, raw: string, param: string): { key: string; firstAddress: string } {
+function parseKey(slot: WalletSlot, raw: string): ConnectedKey {
+  const { walletKey } = methodOfWalletSlot(slot);
   try {
-    if (slot === 'solana') {
-      const address = validateSolanaWallet(raw);
-      return { key: address, firstAddress: address };
-    }
-    const { xpub } = validateAccountXpub(raw, slot);
-    return { key: xpub, firstAddress: deriveAddress(xpub, slot, receiveBranch, 0) };
+    return walletKey.parse(raw);
   } catch (err) {
-    if (err instanceof XpubError || err instanceof SolanaAddressError) throw new AppError('invalid_field', err.message, param);
+    if (err instanceof StoreKeyError) throw new AppError('invalid_field', err.message, walletKey.input);
     throw err;
   }
 }
 
 /** Says what to do instead, and nothing about the store that holds the key. */
-function keyInUseMessage(slot: Exclude<WalletSlot, 'solana'>): string {
-  const nextAccount = accountPaths[slot].replace(/0'$/, "1'");
+function keyInUseMessage(accountPath: string): string {
+  const nextAccount = accountPath.replace(/0'$/, "1'");
   return (
     'This extended public key is already registered with another store, and a key belongs to one store ' +
     `(its test and live environments may share it). Register the key of another account, such as ${nextAccount}, or of another wallet.`
@@ -62,19 +57,20 @@ function keyInUseMessage(slot: Exclude<WalletSlot, 'solana'>): string {
 
 export async function connectWallet(pool: DatabasePool, auth: StoreScope, clientId: string, slot: WalletSlot, raw: string): Promise<ConnectedWallet> {
   assertOwnStore(auth, clientId);
-  const { key, firstAddress } = parseKey(slot, raw, slot === 'solana' ? 'address' : 'xpub');
-  if (slot === 'solana') {
-    // One wallet may serve several stores: each link is found by its own Solana Pay reference.
+  const { walletKey } = methodOfWalletSlot(slot);
+  const { key, firstAddress, firstAddressPath } = parseKey(slot, raw);
+  if (!walletKey.exclusive) {
+    // One wallet may serve several stores: each link is found by its own reference (Solana Pay).
     await upsertWallet(pool, auth.storeId, auth.environment, slot, key);
   } else if (!(await registerStoreKey(pool, auth.storeId, auth.environment, slot, key))) {
-    throw new AppError('wallet_key_in_use', keyInUseMessage(slot), 'xpub');
+    throw new AppError('wallet_key_in_use', keyInUseMessage(walletKey.accountPath ?? ''), 'xpub');
   }
   return {
     ok: true,
     network: walletNetworks[slot],
     environment: auth.environment,
     firstAddress,
-    firstAddressPath: slot === 'solana' ? null : `${accountPaths[slot]}/${receiveBranch}/0`,
+    firstAddressPath,
     rails: railsOfSlot(slot),
   };
 }

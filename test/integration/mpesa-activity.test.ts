@@ -5,7 +5,7 @@ import { createMobileMoneyActivities } from '../../activities/mobile-money/index
 import { openMerchantSession } from '../../rails/mpesa/merchant-session.js';
 import { reencryptAllCredentials } from '../../services/mobile-money/reencrypt.js';
 import { findStkRequest } from '../../db/mobile-money-repo.js';
-import { hashCallbackToken } from '../../domain/mpesa/callback-token.js';
+import { hashCallbackToken } from '../../rails/mpesa/callback-token.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { loadConfig } from '../../config/config.js';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { stkPassword } from '../../domain/mpesa/password.js';
-import { darajaTimestamp } from '../../domain/mpesa/time.js';
+import { stkPassword } from '../../rails/mpesa/password.js';
+import { darajaTimestamp } from '../../rails/mpesa/time.js';
 import { startDarajaEmulator, type DarajaEmulator, type EmulatorMerchant } from '../../emulators/daraja/server.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resultReason } from '../../domain/mpesa/result-codes.js';
+import { resultReason } from '../../rails/mpesa/result-codes.js';
 import { mpesaFailureCode } from '../../services/checkout/progress.js';
 import type { CheckoutView } from '../../services/checkout/view.js';
 import { formatKes, formatUsdtAmount, fromAcceptLanguage, mpesaFailureText, pickLanguage, t } from '../../web/checkout/i18n.js';

@@ -5,7 +5,7 @@ import { PNG } from 'pngjs';
 // jsqr is CommonJS with a `default` beside itself; its types describe only the ES default.
 const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 import QRCode from 'qrcode';
-import { eip681TokenTransfer, PaymentUriError } from '../../domain/eip681.js';
+import { eip681TokenTransfer, PaymentUriError } from '../../rails/evm/eip681.js';
 import { parseUsdt } from '../../domain/money.js';
 import { railPaymentRequest } from '../../services/checkout/payment-uri.js';
 import { railSettingsFrom } from '../../config/rail-settings.js';
@@ -86,7 +86,7 @@ describe('the payment request of each rail', () => {
   it('Solana: the Solana Pay transfer request with the link\'s reference, for the amount asked', () => {
     const got = railPaymentRequest(rails, {
       rail: 'USDT_SOL', environment: 'live', address: sol, amountMicro: parseUsdt('4.5'),
-      solana: { reference: 'Ref1111111111111111111111111111111111111111', mint: null, label: 'Mama Mboga', linkId: 'pl_abc' },
+      reference: { reference: 'Ref1111111111111111111111111111111111111111', mint: null, label: 'Mama Mboga', linkId: 'pl_abc' },
     });
     expect(got).toEqual({
       payUri: `solana:${sol}?amount=4.5&spl-token=Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB&reference=Ref1111111111111111111111111111111111111111&label=Mama+Mboga&memo=pl_abc`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resultCodeLabel } from '../../domain/mpesa/result-codes.js';
+import { resultCodeLabel } from '../../rails/mpesa/result-codes.js';
 import { forgetProviderHealth, providerBook } from '../../rails/chain/providers.js';
 import { countUnstartedLinks, createMetricsRegistry } from '../../runtime/metrics.js';
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { interpretCallback, stkCallbackSchema, wholeShillings } from '../../domain/mpesa/callback.js';
-import { classifyDarajaError } from '../../domain/mpesa/daraja-errors.js';
-import { businessShortCode, transactionType, type MpesaMerchant } from '../../domain/mpesa/merchant.js';
-import { stkPassword } from '../../domain/mpesa/password.js';
-import { resultReason } from '../../domain/mpesa/result-codes.js';
-import { accountReference, buildStkPushBody, transactionDesc } from '../../domain/mpesa/stk-request.js';
-import { darajaTimestamp, parseDarajaTimestamp } from '../../domain/mpesa/time.js';
+import { interpretCallback, stkCallbackSchema, wholeShillings } from '../../rails/mpesa/callback.js';
+import { classifyDarajaError } from '../../rails/mpesa/daraja-errors.js';
+import { businessShortCode, transactionType, type MpesaMerchant } from '../../rails/mpesa/merchant.js';
+import { stkPassword } from '../../rails/mpesa/password.js';
+import { resultReason } from '../../rails/mpesa/result-codes.js';
+import { accountReference, buildStkPushBody, transactionDesc } from '../../rails/mpesa/stk-request.js';
+import { darajaTimestamp, parseDarajaTimestamp } from '../../rails/mpesa/time.js';
 
 /** Daraja's documented bodies, kept beside the emulator that serves them. */
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../emulators/daraja/fixtures/${name}.json`, import.meta.url), 'utf8'));

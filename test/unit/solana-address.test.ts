@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { SolanaAddressError, validateSolanaWallet } from '../../domain/solana.js';
+import { SolanaAddressError, validateSolanaWallet } from '../../rails/solana/wallet-address.js';
 
 // research/chains.md §1 (two implementations): the abandon…about wallet m/44'/501'/0'/0' and its USDT ATA.
 const abandonWallet = 'HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk';

@@ -68,7 +68,7 @@ export const en = {
   checkPhoneBodyNoPhone: 'We sent an M-Pesa prompt. Enter your M-Pesa PIN on your phone to pay {amount}.',
   mpesaFailedTitle: 'The M-Pesa payment did not go through',
   retryHint: 'You can try again below.',
-  // M-Pesa failure reasons, by result code (domain/mpesa/result-codes.ts)
+  // M-Pesa failure reasons, by result code (rails/mpesa/result-codes.ts)
   mpesa_1: 'Your M-Pesa balance (with Fuliza) does not cover the amount.',
   mpesa_2: 'The amount is below the M-Pesa minimum.',
   mpesa_3: 'The amount is above the M-Pesa maximum for one payment.',

@@ -4,6 +4,7 @@ import { esc, inlineJson } from './html.js';
 import { clientMessages, formatCountdown, formatDateTime, formatKes, formatUsdtAmount, languageNames, languages, t, type Lang } from './i18n.js';
 import { renderRailChoices, renderRailPanel, type FormEcho } from './render-pay.js';
 import { checkoutState, isFinal, renderState, stateTitle, type CheckoutState } from './render-state.js';
+import { paidByPrompt } from '../../rails/methods.js';
 
 export interface PageOptions {
   lang: Lang;
@@ -40,7 +41,7 @@ export function selectedRail(v: CheckoutView, asked: string | undefined, state: 
   return (
     find(asked) ??
     (v.rails.length === 1 ? v.rails[0]! : null) ??
-    (state === 'mpesa-waiting' || state === 'mpesa-failed' ? find('MOBILE_MONEY') : null) ??
+    (state === 'mpesa-waiting' || state === 'mpesa-failed' ? (v.rails.find((r) => paidByPrompt(r.network)) ?? null) : null) ??
     find(v.deposit?.rail)
   );
 }
@@ -53,7 +54,7 @@ export function renderCheckoutPanel(v: CheckoutView, o: PageOptions): string {
   const { lang } = o;
   const state = checkoutState(v);
   const rail = selectedRail(v, o.rail, state);
-  const byMpesa = v.status === 'CONFIRMED' ? v.confirmedRail === 'MOBILE_MONEY' : rail?.network === 'MOBILE_MONEY';
+  const byMpesa = paidByPrompt((v.status === 'CONFIRMED' ? v.confirmedRail : rail?.network) ?? '');
   const amount = byMpesa ? formatKes(lang, v.mobileMoneyAmount ?? 0) : formatUsdtAmount(lang, v.status === 'CONFIRMED' ? v.usdtAmount : v.amountDue);
   const open = !isFinal(state);
   const inFlight = state === 'seen' || state === 'mpesa-waiting';

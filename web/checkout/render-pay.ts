@@ -1,9 +1,8 @@
 import type { CheckoutRail, CheckoutView } from '../../services/checkout/view.js';
 import { esc } from './html.js';
 import { formatDuration, formatUsdtAmount, t, type Lang } from './i18n.js';
-
-/** The coin a careless wallet would send instead of USDT on each network. */
-const nativeCoin: Record<string, string> = { USDT_BSC: 'BNB', USDT_ETH: 'ETH', USDT_POLYGON: 'POL', USDT_TRON: 'TRX', USDT_SOL: 'SOL' };
+import { methodOf } from '../../rails/methods.js';
+import { railFacts } from '../../rails/registry.js';
 
 /** What an M-Pesa form shows again after a refused no-JS post: the number typed and why. */
 export interface FormEcho {
@@ -26,7 +25,7 @@ const langParam = (lang: Lang) => (lang === 'en' ? '' : `&lang=${lang}`);
 
 export function renderRailPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail | null, echo?: FormEcho): string {
   if (!rail) return `<p class="muted">${esc(t(lang, 'chooseMethod'))}</p>`;
-  if (rail.network === 'MOBILE_MONEY') return mpesaPanel(v, lang, echo);
+  if (methodOf(rail.network).checkout.panel === 'prompt') return mpesaPanel(v, lang, echo);
   if (rail.simulatedOnly) {
     return `<section class="pay"><p class="notice" data-testid="simulated-only">${esc(t(lang, 'simulatedOnly', { network: rail.displayName }))}</p></section>`;
   }
@@ -36,12 +35,12 @@ export function renderRailPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail 
 function usdtPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail): string {
   const amount = formatUsdtAmount(lang, v.amountDue);
   const network = rail.displayName;
-  const hint = rail.network === 'USDT_TRON' ? t(lang, 'tronHint') : rail.network === 'USDT_SOL' ? t(lang, 'solHint') : t(lang, 'evmHint', { network });
+  const hint = t(lang, methodOf(rail.network).checkout.hint ?? 'evmHint', { network });
   const copy = (value: string, label: string) =>
     `<button class="copy" type="button" data-copy="${esc(value)}" hidden>${esc(label)}</button>`;
   return `<section class="pay" aria-labelledby="pay-title" data-testid="pay-${rail.network}">
 <h2 id="pay-title" class="pay-title">${esc(t(lang, 'sendExactly', { amount, network, standard: rail.tokenStandard ?? '' }))}</h2>
-<p class="warn">${esc(t(lang, 'onlyThisNetwork', { network, native: nativeCoin[rail.network] ?? '' }))}</p>
+<p class="warn">${esc(t(lang, 'onlyThisNetwork', { network, native: railFacts[rail.network].nativeCoin ?? '' }))}</p>
 ${rail.qrUrl && rail.payUri ? `<img class="qr" src="${esc(rail.qrUrl)}" alt="${esc(t(lang, 'qrAlt', { uri: rail.payUri }))}" width="220" height="220" data-testid="qr">` : ''}
 <dl class="facts">
 <div><dt>${esc(t(lang, 'networkLabel'))}</dt><dd>${esc(network)} (${esc(rail.tokenStandard ?? '')})</dd></div>

@@ -3,6 +3,7 @@ import { railFacts } from '../../rails/registry.js';
 import { isRailId } from '../../domain/rails.js';
 import { esc, isWebUrl } from './html.js';
 import { formatDateTime, formatDuration, formatKes, formatUsdtAmount, mpesaFailureText, t, type Lang } from './i18n.js';
+import { paidByPrompt } from '../../rails/methods.js';
 
 /** Every state the page tells apart (docs/checkout.md, "What the customer sees"). */
 export type CheckoutState =
@@ -88,7 +89,7 @@ function seenText(v: CheckoutView, lang: Lang): string {
 }
 
 function receipt(v: CheckoutView, lang: Lang): string {
-  const byMpesa = v.confirmedRail === 'MOBILE_MONEY';
+  const byMpesa = paidByPrompt(v.confirmedRail ?? '');
   const amount = byMpesa ? formatKes(lang, v.mobileMoneyAmount ?? 0) : formatUsdtAmount(lang, v.amountReceived);
   const row = (label: string, value: string, extra = '') => `<div><dt>${esc(label)}</dt><dd${extra}>${esc(value)}</dd></div>`;
   const lines = [

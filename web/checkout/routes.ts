@@ -9,6 +9,7 @@ import { languageCookie, pickLanguage, type Lang } from './i18n.js';
 import { renderCheckoutPage, renderCheckoutPanel, renderNotFoundPage, type PageOptions } from './page.js';
 import { sendPromptFromForm } from './pay-form.js';
 import { registerStoreLogoRoute } from './logo.js';
+import { paidByPrompt } from '../../rails/methods.js';
 
 const linkId = /^pl_[0-9a-z]{24}$/;
 /** Page views, panel refreshes and QR codes per IP per minute (many customers share a carrier's IP). */
@@ -85,7 +86,7 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
       if (outcome.ok) return reply.redirect(`/p/${id}?rail=MOBILE_MONEY`, 303);
       const found = linkId.test(id) ? await findCheckout(deps, id) : null;
       if (!found) return reply.status(404).send(renderNotFoundPage(lang));
-      const options: PageOptions = { lang, chosen, rail: 'MOBILE_MONEY', echo: { phone: form.get('phoneNumber') ?? '', error: outcome.message } };
+      const options: PageOptions = { lang, chosen, rail: found.rails.find((r) => paidByPrompt(r.network))?.network, echo: { phone: form.get('phoneNumber') ?? '', error: outcome.message } };
       return reply.status(outcome.status).send(renderCheckoutPage(found, options));
     });
 

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
 import { findMobileMoneyConnection } from '../../services/mobile-money/connection.js';
-import { darajaEnvironmentFor } from '../../domain/mpesa/merchant.js';
+import { darajaEnvironmentFor } from '../../rails/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';

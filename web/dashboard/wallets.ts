@@ -4,8 +4,8 @@ import { connectSolanaWalletRoute } from '../../api/routes/merchant-wallets/conn
 import { connectEvmWalletRoute, connectTronWalletRoute } from '../../api/routes/merchant-wallets/connect-xpub.js';
 import { connectWallet, disconnectWallet, railsOfSlot } from '../../services/wallets/merchant-wallets.js';
 import { walletKeysOf, type WalletSlot } from '../../services/stores/stores.js';
-import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
 import { accountPaths } from '../../domain/hd/xpub.js';
+import { methodOfWalletSlot } from '../../rails/methods.js';
 import { railFacts as rails } from '../../rails/registry.js';
 import { attempt, noErrors, optionalText, parseApiBody, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';
@@ -32,17 +32,14 @@ const isSlot = (s: string): s is WalletSlot => (slotIds as string[]).includes(s)
 /** How many receive addresses a page shows for the merchant to compare with their wallet. */
 const shownAddresses = 5;
 
-/** What the merchant compares with their wallet: the receive address at index 0, or the Solana wallet. */
+/** What the merchant compares with their wallet: the receive address at index 0, or the wallet address itself. */
 function firstAddressOf(slot: WalletSlot, key: string): { address: string; path: string | null } {
-  if (slot === 'solana') return { address: key, path: null };
-  return { address: deriveAddress(key, slot, receiveBranch, 0), path: `${accountPaths[slot]}/${receiveBranch}/0` };
+  const first = methodOfWalletSlot(slot).walletKey.receiveAddresses(key, 0, 1)[0];
+  return first ? { address: first.address, path: first.path } : { address: key, path: null };
 }
 
-/** The next few receive addresses after the first (indexes 1 … 4), as the wallet lists them. */
-function nextAddressesOf(slot: WalletSlot, key: string): { index: number; address: string }[] {
-  if (slot === 'solana') return [];
-  return Array.from({ length: shownAddresses - 1 }, (_, i) => ({ index: i + 1, address: deriveAddress(key, slot, receiveBranch, i + 1) }));
-}
+/** The next few receive addresses after the first (indexes 1 … 4), as the wallet lists them; none for an address key. */
+const nextAddressesOf = (slot: WalletSlot, key: string) => methodOfWalletSlot(slot).walletKey.receiveAddresses(key, 1, shownAddresses - 1);
 
 function slotCard(session: DashboardSession, slot: WalletSlot, key: string | null, errors: FormErrors): SafeHtml {
   const s = slots[slot];
@@ -55,11 +52,11 @@ ${first
     ? html`<dl class="facts"><dt>First address</dt><dd><code data-testid="first-address-${slot}">${first.address}</code>
 <button type="button" class="copy" data-copy="${first.address}">Copy</button></dd>
 ${first.path ? html`<dt>Path</dt><dd><code>${first.path}</code></dd>` : ''}</dl>
-${key && slot !== 'solana' ? html`<details class="more-addresses"><summary>The next ${shownAddresses - 1} addresses</summary>
+${key && s.input === 'xpub' ? html`<details class="more-addresses"><summary>The next ${shownAddresses - 1} addresses</summary>
 <ol start="1" class="addresses" data-testid="next-addresses-${slot}">${nextAddressesOf(slot, key).map(
-        (a) => html`<li><small>${accountPaths[slot]}/${receiveBranch}/${a.index}</small> <code>${a.address}</code></li>`,
+        (a) => html`<li><small>${a.path}</small> <code>${a.address}</code></li>`,
       )}</ol></details>` : ''}
-<p class="muted">${slot === 'solana' ? 'Payments go to this wallet, found by their Solana Pay reference.' : 'Your wallet shows this address first on this account: if it does not, you exported the wrong key.'}</p>`
+<p class="muted">${s.input === 'address' ? 'Payments go to this wallet, found by their Solana Pay reference.' : 'Your wallet shows this address first on this account: if it does not, you exported the wrong key.'}</p>`
     : ''}
 ${can(session, 'owner') ? html`${formError(errors)}
 <form method="post" action="/dashboard/wallets/${slot}" novalidate>

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { stkCallbackSchema } from '../../../domain/mpesa/callback.js';
+import { stkCallbackSchema } from '../../../rails/mpesa/callback.js';
 import { receiveStkCallback } from '../../../services/mobile-money/callbacks.js';
 import { defineRoute } from '../../route.js';
 

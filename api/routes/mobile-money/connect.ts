@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { notFound } from '../../../domain/errors.js';
-import { shortcodePattern, shortcodeTypes } from '../../../domain/mpesa/merchant.js';
+import { shortcodePattern, shortcodeTypes } from '../../../rails/mpesa/merchant.js';
 import { connectMobileMoney } from '../../../services/mobile-money/connect.js';
 import { defineRoute } from '../../route.js';
 

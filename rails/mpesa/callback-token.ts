@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomToken } from '../ids.js';
+import { randomToken } from '../../domain/ids.js';
 
 /** A prompt's callback token: the unguessable last segment of the CallBackURL given to Daraja. */
 export function newCallbackToken(): string {

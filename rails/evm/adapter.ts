@@ -1,0 +1,16 @@
+import { reconcileChain } from '../chain/reconcile-view.js';
+import type { RailAdapter } from '../payment-method.js';
+import { readErc20Balance } from './client.js';
+import { evmMethod } from './method.js';
+import { scanEvmTick } from './scan-tick.js';
+import { evmChainView, evmDialect } from './watch-view.js';
+
+/** The EVM family's adapter: its rules (method.ts), the `Transfer` log scanner, balance and reconciliation reads. */
+export const evmAdapter: RailAdapter = {
+  ...evmMethod,
+  scanTick: (ctx, rail, environment, cursor, nowMs) =>
+    scanEvmTick(ctx.pool, evmChainView(ctx, rail, environment, evmDialect), ctx.watchSet('evm', environment), cursor, nowMs),
+  // The API answers a person waiting: short timeouts, one retry; watchers choose their own.
+  readBalance: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
+  reconcileView: reconcileChain,
+};

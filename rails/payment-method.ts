@@ -1,0 +1,138 @@
+import type { Logger } from 'pino';
+import type { DatabasePool } from 'slonik';
+import type { Cursor } from '../db/chain-repo.js';
+import type { WalletSlot } from '../db/wallet-repo.js';
+import type { WatchFamily } from '../db/watch-repo.js';
+import type { Environment } from '../domain/environment.js';
+import type { RailId, UsdtRail } from '../domain/rails.js';
+import type { WatchSet } from './chain/watch-set.js';
+import type { ReconcileChain } from './chain/reconcile-view.js';
+import type { TickResult } from './evm/scan-tick.js';
+import type { RailFacts } from './facts.js';
+import type { RailSettings } from './settings.js';
+
+/**
+ * A payment method: how one rail family is paid and read, behind one interface (BTCPay's payment
+ * handlers, Hyperswitch's connectors). Each family's folder exports one object: `rails/mpesa/`,
+ * `rails/evm/` (BSC, Ethereum and Polygon share it; each chain is a rail of facts), `rails/tron/`,
+ * `rails/solana/`. The rest of the system asks the rail's method (rails/methods.ts) or adapter
+ * (rails/adapters.ts) instead of branching on a rail id or family: adding a rail is its folder and
+ * a registry line (docs/adding-a-rail.md).
+ *
+ * Two levels, because workflows and config may only import pure code:
+ * - `PaymentMethod` is the pure rules: how a link receives, the store key and its validation, the
+ *   payment URI and what the checkout shows, addresses' ledger form, what the watcher reads.
+ * - `RailAdapter` adds the reads that touch a chain or an operator: the scan tick, balances and
+ *   the reconciler's view; and, declared for the issues to come, paybill payments and sweep plans.
+ */
+export type Family = RailFacts['family'];
+
+/**
+ * How a link of the rail is told apart from every other payment:
+ * - `derived_address`: a fresh address of the store's xpub per link (TRON, EVM);
+ * - `reference`: one store wallet, each link found by a reference key in the transfer (Solana Pay);
+ * - `prompt`: the customer is prompted on their phone and the operator calls back (M-Pesa STK).
+ */
+export type ReceiveScheme = 'derived_address' | 'reference' | 'prompt';
+
+/** A store key as connected: what is stored, and what the merchant compares with their wallet. */
+export interface ConnectedKey {
+  key: string;
+  firstAddress: string;
+  /** The derivation path of `firstAddress`; null where the key is an address (Solana). */
+  firstAddressPath: string | null;
+}
+
+/** A refused store key, with a message the merchant can act on. */
+export class StoreKeyError extends Error {}
+
+/** What a wallet-keyed rail needs from the store, and how its key is checked and read. */
+export interface WalletKey {
+  /** The store's wallet slot (one per family that takes a wallet key; the API's wallet routes). */
+  slot: WalletSlot;
+  /** `xpub`: an account-level extended public key; `address`: a wallet (owner) address. */
+  input: 'xpub' | 'address';
+  /** The account's derivation path (xpubs only), e.g. m/44'/60'/0'. */
+  accountPath: string | null;
+  /** One key per store: an xpub's addresses must never reach two stores. A wallet address may be shared. */
+  exclusive: boolean;
+  /** Validates and normalises a key; throws StoreKeyError. */
+  parse(raw: string): ConnectedKey;
+  /** The receive addresses `from` … `from + count - 1` of a key, as the wallet lists them (none for an address key). */
+  receiveAddresses(key: string, from: number, count: number): Array<{ index: number; path: string; address: string }>;
+}
+
+/** What one rail asks the customer's wallet to do, for one amount. */
+export interface RailPaymentRequest {
+  /** The QR code's text. */
+  payUri: string;
+  /** What "Open in wallet" opens; null where no wallet honours a URI (TRON). */
+  walletUri: string | null;
+  chainId: number | null;
+  tokenContract: string | null;
+}
+
+export interface PaymentRequestInput {
+  rail: RailId;
+  environment: Environment;
+  address: string;
+  /** What the customer should send now, in micro-USDT. */
+  amountMicro: bigint;
+  /** Reference rails only: the link's reference and mint, its store's name and its id. */
+  reference?: { reference: string; mint: string | null; label: string; linkId: string };
+}
+
+/** The pure rules of a rail family. */
+export interface PaymentMethod {
+  family: Family;
+  receives: ReceiveScheme;
+  /** The unit amounts are shown in: whole shillings for M-Pesa, USDT for the chains. */
+  amountUnit: 'KES' | 'USDT';
+  /** The wallet key the store connects; null for an operator's credentials (M-Pesa: rails/mpesa/validate-credentials.ts). */
+  walletKey: WalletKey | null;
+  /** Reference rails: a new reference key for one link (Solana Pay's), which the watcher finds the payment by. */
+  newReference?(): string;
+  /** Reference rails: the transfer request naming a payment's reference, with the amount as written (an invoice's `paymentAddress`). */
+  referenceUri?(p: { recipient: string; amount: string; reference: string; label: string | null; linkId: string; mint?: string }): string;
+  /** Whether `CHAIN_ID_<RAIL>_<ENV>` applies (the EIP-155 chain id the wallet URIs name). */
+  takesChainId: boolean;
+  /** What a `USDT_CONTRACT_<RAIL>_<ENV>` value must be, or null when `value` is one. */
+  contractProblem(value: string): string | null;
+  /** The payment request (QR / wallet URI) for one amount; null when the rail is paid otherwise. */
+  paymentRequest(rails: RailSettings, p: PaymentRequestInput): RailPaymentRequest | null;
+  /** What the checkout shows: a phone prompt form or a transfer panel, with the hint's message key. */
+  checkout: { panel: 'prompt' | 'transfer'; hint: 'tronHint' | 'evmHint' | 'solHint' | null };
+  /** The form an address is recorded and matched in (EVM lowercased; others as given). */
+  ledgerKey(address: string): string;
+  /**
+   * What the chain watcher reads, or null for a prompted rail: the watch set's family and whether
+   * the reconciler reads balances at the watcher's cursor (a block height; the EVM chains).
+   */
+  watching: { watchFamily: WatchFamily; balancesAtCursor: boolean } | null;
+}
+
+/** What a scan tick is handed by the chain activities. */
+export interface ScanContext {
+  pool: DatabasePool;
+  rails: RailSettings;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** The process-wide watch set of (watch family, environment). */
+  watchSet(family: WatchFamily, environment: Environment): WatchSet;
+}
+
+/** A rail the deployment has not configured (no token contract, no usable RPC): retried, never final. */
+export class RailNotConfiguredError extends Error {}
+
+/** The pure rules and the reads that touch a chain or an operator. */
+export interface RailAdapter extends PaymentMethod {
+  /** One watcher tick of a scanned rail: read new transfers, settle seen deposits. */
+  scanTick?(ctx: ScanContext, rail: UsdtRail, environment: Environment, cursor: Cursor | null, nowMs: number): Promise<TickResult>;
+  /** One address's token balance, read live for a person waiting (derived wallets' balances). */
+  readBalance?(rpcUrl: string, contract: string, address: string): Promise<bigint>;
+  /** The reconciler's view of the rail; null when it has no token in the environment or is not reconciled. */
+  reconcileView?(rails: RailSettings, rail: UsdtRail, environment: Environment): ReconcileChain | null;
+  /** Issue 29 and after: paying out to a paybill (M-Pesa B2B); declared, not built. */
+  payPaybill?(input: { rail: RailId; environment: Environment; amountMinor: bigint; paybill: string; account: string }): Promise<{ reference: string }>;
+  /** Issue 29 and after: how received funds are swept to the store's treasury; declared, not built. */
+  sweepPlan?(input: { rail: UsdtRail; environment: Environment; addresses: readonly string[] }): Promise<Array<{ from: string; amountMinor: bigint }>>;
+}

@@ -1,0 +1,27 @@
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { reconcileChain } from '../chain/reconcile-view.js';
+import { scanEvmTick } from '../evm/scan-tick.js';
+import { evmChainView, type EvmDialect } from '../evm/watch-view.js';
+import type { RailAdapter } from '../payment-method.js';
+import { readSolidifiedBlock, readTrc20Balance } from './client.js';
+import { tronMethod } from './method.js';
+
+/**
+ * TRON is scanned by the EVM scanner through TronGrid's `/jsonrpc` (same `Transfer` logs), with
+ * its contract and addresses in base58 and the solidified block as its finality.
+ */
+const tronDialect: EvmDialect = {
+  rpcUrl: (url) => `${url.replace(/\/$/, '')}/jsonrpc`,
+  solidifiedHead: async (url) => (await readSolidifiedBlock(url, { timeoutMs: 20_000 })).number,
+  tokenHex: (contract) => tronAddressToEvmHex(contract),
+  watchAddress: (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')),
+};
+
+/** TRON's adapter: its rules (method.ts), the EVM scanner in TRON's dialect, TRC-20 balance and reconciliation reads. */
+export const tronAdapter: RailAdapter = {
+  ...tronMethod,
+  scanTick: (ctx, rail, environment, cursor, nowMs) =>
+    scanEvmTick(ctx.pool, evmChainView(ctx, rail, environment, tronDialect), ctx.watchSet('tron', environment), cursor, nowMs),
+  readBalance: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }),
+  reconcileView: reconcileChain,
+};
