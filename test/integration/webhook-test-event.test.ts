@@ -20,7 +20,7 @@ afterAll(async () => {
   await receiver?.down();
 });
 
-const { endpoint, deliveries, finished } = webhookHarness(() => ({ stack, receiver }));
+const { endpoint, deliveries, finished, getEndpoint } = webhookHarness(() => ({ stack, receiver }));
 const sendTest = (key: string, id: string, headers: Record<string, string> = {}) =>
   stack.request({ method: 'POST', url: `/v1/webhook-endpoints/${id}/test`, key, headers });
 
@@ -88,6 +88,8 @@ describe('sending a test event', () => {
     receiver.on('/gone-test', () => ({ status: 410 }));
     const ep = await endpoint(store, '/gone-test');
     await sendTest(store.keys.test.secretKey, ep.id);
+    // The 410 disables it once the attempt is made: inline when the machine is quick, else moments after the 202.
+    await eventually(async () => (await getEndpoint(store, ep.id)).status, (s) => s === 'disabled', 'the endpoint disabled by its 410');
     const before = await count();
     const refused = await sendTest(store.keys.test.secretKey, ep.id);
     expect(refused.status).toBe(409);
