@@ -9,8 +9,9 @@ import type { Environment } from '../../domain/environment.js';
 import { newId } from '../../domain/ids.js';
 import type { Config } from '../../config/config.js';
 import { maybeRecordHistory } from './histories.js';
-import type { Stack } from './stack.js';
-import type { WebhookReceiver } from './webhook-receiver.js';
+import { startStack, type Stack } from './stack.js';
+import { TestDnsServer } from './webhook-dns.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * Settings for a stack whose webhook secrets are encrypted with a known key (as in production),
@@ -26,6 +27,32 @@ export function encryptionEnv(...keys: EncryptionKey[]): { ENCRYPTION_KEY: strin
  * suite's receivers listen (docs/webhooks.md, "URL rules").
  */
 export const loopbackWebhooks = { WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback' } as const;
+
+/** A stack, a webhook receiver and a test DNS server, as the webhook suites stand them up. */
+export interface WebhookStack {
+  stack: Stack;
+  receiver: WebhookReceiver;
+  dns: TestDnsServer;
+}
+
+/**
+ * The delivery suites' stack: loopback endpoints allowed, secrets encrypted with a known key, names
+ * resolved by a test DNS server, and the whole Standard Webhooks schedule (about three days)
+ * shrunk to about five seconds.
+ */
+export async function startWebhookStack(): Promise<WebhookStack> {
+  const dns = await TestDnsServer.start();
+  const stack = await startStack({ WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
+  const receiver = await WebhookReceiver.start();
+  return { stack, receiver, dns };
+}
+
+/** Stops what startWebhookStack started (any part that did not start is skipped). */
+export async function stopWebhookStack(w: Partial<WebhookStack>): Promise<void> {
+  await w.stack?.stop();
+  await w.receiver?.down();
+  await w.dns?.close();
+}
 
 /** A payment-link-like `data` with the things that must survive unchanged: merchantRef and metadata. */
 export const linkData = (ref: string) => ({

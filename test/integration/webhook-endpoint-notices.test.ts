@@ -5,31 +5,22 @@ import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { httpCall } from '../helpers/http.js';
-import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
-import { TestDnsServer } from '../helpers/webhook-dns.js';
+import type { Stack } from '../helpers/stack.js';
+import { eventually, startWebhookStack, stopWebhookStack, webhookHarness } from '../helpers/webhook-harness.js';
+import type { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * `webhook_endpoint.disabled` and `webhook_delivery.exhausted`: what Malipo tells a store's other
  * endpoints when one of them fails, through the real dispatch, delivery workflows and receivers.
  */
-// The whole Standard Webhooks schedule (about three days) shrunk to about five seconds.
-const retryScale = '0.00002';
-
 let stack: Stack;
 let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
-  dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
-  receiver = await WebhookReceiver.start();
+  ({ stack, receiver, dns } = await startWebhookStack());
 });
-afterAll(async () => {
-  await stack?.stop();
-  await receiver?.down();
-  await dns?.close();
-});
+afterAll(() => stopWebhookStack({ stack, receiver, dns }));
 
 const { endpoint, emit, getEndpoint, finished } = webhookHarness(() => ({ stack, receiver }));
 

@@ -1,27 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
-import { TestDnsServer } from '../helpers/webhook-dns.js';
+import type { Stack } from '../helpers/stack.js';
+import { eventually, startWebhookStack, stopWebhookStack, webhookHarness } from '../helpers/webhook-harness.js';
+import type { TestDnsServer } from '../helpers/webhook-dns.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-
-// The whole Standard Webhooks schedule (about three days) shrunk to about five seconds.
-const retryScale = '0.00002';
 
 let stack: Stack;
 let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
-  dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
-  receiver = await WebhookReceiver.start();
+  ({ stack, receiver, dns } = await startWebhookStack());
 });
-afterAll(async () => {
-  await stack?.stop();
-  await receiver?.down();
-  await dns?.close();
-});
+afterAll(() => stopWebhookStack({ stack, receiver, dns }));
 
 const { endpoint, emit, deliveries, getEndpoint, finished } = webhookHarness(() => ({ stack, receiver }));
 

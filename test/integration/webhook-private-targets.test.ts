@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { postWebhook } from '../../services/webhooks/http-post.js';
 import { recordDelivery } from '../../db/webhook-repo.js';
 import { newId } from '../../domain/ids.js';
-import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
-import { TestDnsServer } from '../helpers/webhook-dns.js';
+import type { Stack } from '../helpers/stack.js';
+import { eventually, startWebhookStack, stopWebhookStack, webhookHarness } from '../helpers/webhook-harness.js';
+import type { TestDnsServer } from '../helpers/webhook-dns.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
@@ -17,21 +17,13 @@ import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
  * nothing a private address answers is ever stored or shown, and every attempt checks again
  * where the host points.
  */
-const retryScale = '0.00002';
-
 let stack: Stack;
 let receiver: WebhookReceiver;
 let dns: TestDnsServer;
 beforeAll(async () => {
-  dns = await TestDnsServer.start();
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
-  receiver = await WebhookReceiver.start();
+  ({ stack, receiver, dns } = await startWebhookStack());
 });
-afterAll(async () => {
-  await stack?.stop();
-  await receiver?.down();
-  await dns?.close();
-});
+afterAll(() => stopWebhookStack({ stack, receiver, dns }));
 
 const { endpoint, emit, deliveries, finished } = webhookHarness(() => ({ stack, receiver }));
 const create = (key: string, url: string) => stack.request({ method: 'POST', url: '/v1/webhook-endpoints', key, payload: { url } });
