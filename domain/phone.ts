@@ -23,3 +23,9 @@ function suggestion(input: string): string {
   const local = /^0(\d{9})$/.exec(digits) ?? /^\+?254(\d{9})$/.exec(digits);
   return local ? ` Did you mean 254${local[1]}?` : '';
 }
+
+/** A phone number with its middle hidden (`2547•••••333`): enough to tell payers apart, not to dial. */
+export const maskPhone = (phone: string): string => (phone.length > 6 ? `${phone.slice(0, 4)}${'•'.repeat(phone.length - 7)}${phone.slice(-3)}` : phone);
+
+/** A payer as the dashboard shows it: a phone number masked the same way everywhere, an address as it is. */
+export const shownPayer = (payer: string | null): string | null => (payer !== null && /^\+?\d{9,15}$/.test(payer) ? maskPhone(payer) : payer);

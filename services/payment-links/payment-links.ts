@@ -112,6 +112,19 @@ export async function listPaymentLinks(deps: ServiceDeps, scope: StoreScope, que
   };
 }
 
+/**
+ * The list as the dashboard shows it: each link's list record plus the rail that paid it and the
+ * payer (the API's list leaves those to the single-link fetch; the dashboard names the paying
+ * method in its rows).
+ */
+export async function listPaymentLinksWithPayer(deps: ServiceDeps, scope: StoreScope, query: LinkListQuery) {
+  const { rows, total } = await listLinks(deps.pool, { storeId: scope.storeId, environment: scope.environment, ...query });
+  return {
+    data: rows.map((r) => Object.assign(paymentLinkDto(r, deps.config), { confirmedRail: r.confirmed_rail, payer: r.payer })),
+    total,
+  };
+}
+
 /** A link of the store as the list shows it, or null. */
 export async function findPaymentLink(deps: ServiceDeps, scope: StoreScope, id: string) {
   const row = await findLink(deps.pool, scope.storeId, scope.environment, id);

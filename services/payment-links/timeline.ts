@@ -1,5 +1,6 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { maskPhone } from '../../domain/phone.js';
 import { searchAttributes } from '../../domain/search-attributes.js';
 import { amountUnitOf } from '../../rails/methods.js';
 
@@ -173,8 +174,6 @@ export interface LinkRecords {
   deliveries: { attempt: number; endpointUrl: string; status: string; responseStatus: number | null; latencyMs: number | null; error: string | null; trigger: string; createdAt: string }[];
 }
 
-/** A phone number with its middle hidden: enough to tell prompts apart, not to dial. */
-export const maskPhone = (phone: string): string => (phone.length > 6 ? `${phone.slice(0, 4)}${'•'.repeat(phone.length - 7)}${phone.slice(-3)}` : phone);
 
 const short = (hash: string) => (hash.length > 20 ? `${hash.slice(0, 10)}…${hash.slice(-6)}` : hash);
 

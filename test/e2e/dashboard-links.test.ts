@@ -105,6 +105,13 @@ describe('payment links list', () => {
 
     const page = await signedIn(await dashboardUser(stack, listStore, 'developer'));
     await expect(page.locator('tr[data-link]').count()).resolves.toBe(20);
+    // The first screen is the list, above the create form; /dashboard/links is the same list.
+    const order = await page.evaluate(() => [...document.querySelectorAll('#all-links, #new-link')].map((e) => e.id));
+    expect(order).toEqual(['all-links', 'new-link']);
+    await expect(text(page, 'td[data-testid="paid-with"]')).resolves.toBe('—');
+    const atLinks = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/links', headers: { cookie: (await signInHttp(stack.baseUrl, await dashboardUser(stack, listStore, 'viewer'))).cookie } });
+    expect(atLinks.status).toBe(200);
+    expect(atLinks.text.match(/<tr data-link=/g)?.length).toBe(20);
     await expect(text(page, '.pager')).resolves.toContain('Page 1 of 2 · 21 links');
     await saveScreenshot(page, 'dashboard/links.png');
     await page.click('a[rel="next"]');
@@ -146,6 +153,10 @@ describe('creating a payment link', () => {
   it('takes metadata as JSON checked by the API schema, shows a bad field next to it and creates nothing, then creates once', async () => {
     const page = await signedIn(developer);
     const before = await linkCount(store.clientId);
+    // The list comes first; the button opens the form on its own page.
+    await page.click('[data-testid="new-link"]');
+    await page.waitForURL(`${stack.baseUrl}/dashboard/links/new`);
+    await expect(page.locator('tr[data-link]').count()).resolves.toBe(0);
     await page.check('input[name="enabledRails"][value="USDT_BSC"]');
     await page.fill('#f-usdtAmount', '4.20');
     await page.fill('#f-merchantRef', 'order-meta');
@@ -260,7 +271,14 @@ describe('a payment link in detail', () => {
     expect(timeline).toContain('M-Pesa callback received by the workflow');
     expect(timeline).toContain(`CheckoutRequestID ${pay.body.checkoutRequestId}`);
     expect(timeline).toContain('260 KES to 2547•••••077');
+    // The payer's phone is masked the same way on every page: the facts, the payments, the list.
+    await expect(text(page, '[data-testid="link-payer"]')).resolves.toBe('2547•••••077');
+    await expect(text(page, '[data-testid="payments"]')).resolves.toContain('2547•••••077');
+    await page.goto(`${stack.baseUrl}/dashboard/links`);
+    await expect(text(page, `tr[data-link="${id}"] td[data-testid="paid-with"]`)).resolves.toBe('M-Pesa\n2547•••••077');
+    await page.goto(`${stack.baseUrl}/dashboard/links/${id}`);
     const html = await page.content();
+    expect(html).not.toContain(phone);
     for (const secret of [token, paybill.consumerKey, paybill.consumerSecret, paybill.passkey, k]) expect(html).not.toContain(secret);
     await page.context().close();
   });

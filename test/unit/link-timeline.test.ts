@@ -4,7 +4,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { loadConfig } from '../../config/config.js';
 import { temporalUiHref } from '../../web/dashboard/link-detail-view.js';
-import { maskPhone, mergeTimeline, recordEntries, workflowEntries, type LinkRecords, type TimelineEntry } from '../../services/payment-links/timeline.js';
+import { maskPhone } from '../../domain/phone.js';
+import { mergeTimeline, recordEntries, workflowEntries, type LinkRecords, type TimelineEntry } from '../../services/payment-links/timeline.js';
 
 /** The dashboard's link timeline: recorded workflow histories (test/histories/) and read-model records, merged. */
 const recorded = (name: string) => historyFromJSON(JSON.parse(readFileSync(`test/histories/${name}.json`, 'utf8')).history);

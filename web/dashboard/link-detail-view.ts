@@ -1,5 +1,6 @@
 import type { LinkDetail } from '../../services/payment-links/link-detail.js';
 import type { TimelineEntry } from '../../services/payment-links/timeline.js';
+import { shownPayer } from '../../domain/phone.js';
 import type { RailId } from '../../domain/rails.js';
 import { railFacts as rails } from '../../rails/registry.js';
 import { can } from './handlers.js';
@@ -55,7 +56,7 @@ ${fact('Return address', l.redirectUrl)}
 ${fact('Created', formatTime(l.createdAt))}
 ${fact('Expires', formatTime(l.expiresAt))}
 ${fact('Confirmed', l.confirmedAt ? `${formatTime(l.confirmedAt)} on ${railName(l.confirmedRail ?? '')}` : null)}
-${fact('Payer', l.payer)}
+${fact('Payer', shownPayer(l.payer), 'link-payer')}
 ${fact('Transaction', code(l.externalId))}
 ${fact('Simulated-only rails', l.simulatedOnlyRails.length ? l.simulatedOnlyRails.map(railName).join(', ') : null)}
 </dl>
@@ -74,7 +75,7 @@ ${list.length === 0
         (p) => html`<tr data-payment>
 <td>${railName(p.rail)}</td><td>${p.amount ?? '—'} ${amountUnitOf(p.rail)}</td>
 <td>${p.state}${p.failureReason ? html`<br><small>${p.failureReason}</small>` : ''}</td><td>${p.disposition ?? '—'}</td>
-<td>${p.payer ?? '—'}</td><td>${p.externalId ? html`<code class="wrap-any">${p.externalId}</code>` : '—'}</td><td>${formatTime(p.createdAt)}</td>
+<td>${shownPayer(p.payer) ?? '—'}</td><td>${p.externalId ? html`<code class="wrap-any">${p.externalId}</code>` : '—'}</td><td>${formatTime(p.createdAt)}</td>
 </tr>`,
       )}</tbody></table>`}
 </section>`;

@@ -1,6 +1,7 @@
 import type { PaymentLinkDto } from '../../services/payment-links/dto.js';
 import { railIds, type RailId } from '../../domain/rails.js';
 import { railFacts as rails } from '../../rails/registry.js';
+import { shownPayer } from '../../domain/phone.js';
 import { linkStatuses } from '../../domain/states.js';
 import type { FormErrors } from './forms.js';
 import { can } from './handlers.js';
@@ -8,8 +9,11 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, field, fieldError, formatTime, formError } from './layout.js';
 import type { DashboardSession } from './session.js';
 
+/** A row of the list: the link's list record, the rail that paid it and the payer. */
+export type LinkRowView = PaymentLinkDto & { confirmedRail: string | null; payer: string | null };
+
 export interface LinksView {
-  links: PaymentLinkDto[];
+  links: LinkRowView[];
   status: string | undefined;
   /** The exact merchantRef searched for, if any. */
   merchantRef: string | undefined;
@@ -100,18 +104,26 @@ function amount(l: PaymentLinkDto): string {
   return `${l.usdtAmount} USDT${kes}`;
 }
 
+/** The rail that paid the link and who paid, the phone masked as on every page; a dash until paid. */
+function paidWith(l: LinkRowView): SafeHtml | string {
+  if (!l.confirmedRail) return '—';
+  const payer = shownPayer(l.payer);
+  return html`${rails[l.confirmedRail as RailId]?.displayName ?? l.confirmedRail}${payer ? html`<br><small class="wrap-any">${payer}</small>` : ''}`;
+}
+
 function table(v: LinksView): SafeHtml {
   if (v.links.length === 0) {
     const filters = [v.status && `with status ${v.status}`, v.merchantRef && `with reference “${v.merchantRef}”`].filter(Boolean).join(' and ');
     return html`<p class="empty">No payment links${filters ? ` ${filters}` : ''} yet.</p>`;
   }
   return html`<table class="table" data-testid="links">
-<thead><tr><th>Link</th><th>Status</th><th>Amount</th><th>Rails</th><th>Reference</th><th>Created</th><th>Expires</th></tr></thead>
+<thead><tr><th>Link</th><th>Status</th><th>Amount</th><th>Paid with</th><th>Rails</th><th>Reference</th><th>Created</th><th>Expires</th></tr></thead>
 <tbody>${v.links.map(
     (l) => html`<tr data-link="${l.id}">
 <td><a href="/dashboard/links/${l.id}" class="link-id">${l.id}</a>${l.description ? html`<br><small>${l.description}</small>` : ''}</td>
 <td><span class="status status-${l.status.toLowerCase()}">${l.status}</span></td>
 <td>${amount(l)}</td>
+<td data-testid="paid-with">${paidWith(l)}</td>
 <td>${l.enabledRails.map((r) => rails[r as RailId]?.displayName ?? r).join(', ')}</td>
 <td>${l.merchantRef ?? '—'}</td>
 <td>${formatTime(l.createdAt)}</td>
@@ -132,12 +144,24 @@ ${v.page < pages ? html`<a href="${href(v.page + 1)}" rel="next">Older →</a>` 
 </nav>`;
 }
 
+/**
+ * The overview: the store's links first (what a merchant opens the dashboard for), then the create
+ * form for those who may create, which the "New payment link" button jumps to.
+ */
 export function linksBody(session: DashboardSession, v: LinksView, banner: SafeHtml): SafeHtml {
+  const creates = can(session, 'developer');
   return html`${banner}
-${can(session, 'developer') ? createForm(session, v) : ''}
 <section class="card" aria-labelledby="all-links">
-<div class="row"><h2 id="all-links">Payment links</h2>${filter(v)}</div>
+<div class="row"><h2 id="all-links">Payment links</h2>${creates ? html`<a href="/dashboard/links/new" class="button primary" data-testid="new-link">New payment link</a>` : ''}</div>
+${filter(v)}
 ${table(v)}
 ${pagination(v)}
-</section>`;
+</section>
+${creates ? createForm(session, v) : ''}`;
+}
+
+/** `/dashboard/links/new`: the create form alone, and where a refused form comes back with its errors. */
+export function newLinkBody(session: DashboardSession, v: LinksView): SafeHtml {
+  return html`<p><a href="/dashboard/links">← Payment links</a></p>
+${createForm(session, v)}`;
 }

@@ -3,15 +3,15 @@ import type { ApiDeps } from '../../api/deps.js';
 import { parseInput } from '../../api/route.js';
 import { createPaymentLinkRoute } from '../../api/routes/payment-links/create.js';
 import { listPaymentLinksRoute } from '../../api/routes/payment-links/list.js';
-import { createPaymentLink, findPaymentLink, listPaymentLinks, type LinkListQuery } from '../../services/payment-links/payment-links.js';
+import { createPaymentLink, findPaymentLink, listPaymentLinksWithPayer, type LinkListQuery } from '../../services/payment-links/payment-links.js';
 import { availableRailsOf } from '../../services/stores/stores.js';
 import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
 import { attempt, noErrors, optionalNumber, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
-import { sendPage, withAction, withSession } from './handlers.js';
+import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardPage, notice } from './layout.js';
-import { linksBody } from './links-view.js';
+import { linksBody, newLinkBody, type LinksView } from './links-view.js';
 import { registerLinkDetailPage } from './link-detail.js';
 import type { DashboardSession } from './session.js';
 
@@ -58,6 +58,7 @@ async function renderOverview(
   listing: Listing,
   form: { values: Record<string, string | string[]>; errors: FormErrors },
   banner: SafeHtml,
+  only: 'overview' | 'form' = 'overview',
 ): Promise<string> {
   const { auth } = session;
   let query: LinkListQuery;
@@ -68,8 +69,8 @@ async function renderOverview(
     if (!(err instanceof AppError)) throw err;
     [query, listError] = [{ page: 1, limit: 20 }, err.message];
   }
-  const [page, available] = await Promise.all([listPaymentLinks(deps, auth, query), availableRailsOf(deps, auth)]);
-  const view = {
+  const [page, available] = await Promise.all([listPaymentLinksWithPayer(deps, auth, query), availableRailsOf(deps, auth)]);
+  const view: LinksView = {
     links: page.data,
     status: query.status,
     merchantRef: query.merchantRef,
@@ -79,6 +80,7 @@ async function renderOverview(
     available,
     ...form,
   };
+  if (only === 'form') return dashboardPage(session, 'links', 'New payment link', newLinkBody(session, view));
   return dashboardPage(session, 'links', 'Payment links', linksBody(session, view, html`${banner}${notice('error', listError)}`));
 }
 
@@ -103,15 +105,21 @@ Your servers need a secret key: <a href="/dashboard/keys">create one</a> (it is 
 
 export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
   registerLinkDetailPage(app, deps);
+  const overview = withSession(deps, async (session, request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const one = (name: string) => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
+    const listing = { status: one('status'), merchantRef: one('merchantRef'), page: one('page') };
+    const banner = q.welcome === '1' ? welcomeBanner() : q.joined === '1' ? notice('ok', `You joined ${session.auth.storeName}.`) : await createdBanner(deps, session, q.created);
+    return sendPage(reply, 200, await renderOverview(deps, session, listing, { values: { enabledRails: [] }, errors: noErrors }, banner));
+  });
+  // The list is the dashboard's first page, and answers at the address its links point under too.
+  app.get('/', overview);
+  app.get('/links', overview);
   app.get(
-    '/',
-    withSession(deps, async (session, request, reply) => {
-      const q = request.query as Record<string, unknown>;
-      const one = (name: string) => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
-      const listing = { status: one('status'), merchantRef: one('merchantRef'), page: one('page') };
-      const banner = q.welcome === '1' ? welcomeBanner() : q.joined === '1' ? notice('ok', `You joined ${session.auth.storeName}.`) : await createdBanner(deps, session, q.created);
-      const defaults = { enabledRails: [] as string[] };
-      return sendPage(reply, 200, await renderOverview(deps, session, listing, { values: defaults, errors: noErrors }, banner));
+    '/links/new',
+    withSession(deps, async (session, _request, reply) => {
+      if (!can(session, 'developer')) return reply.redirect('/dashboard/links', 303);
+      return sendPage(reply, 200, await renderOverview(deps, session, {}, { values: { enabledRails: [] }, errors: noErrors }, html``, 'form'));
     }),
   );
 
@@ -126,7 +134,8 @@ export function registerLinksPage(app: FastifyInstance, deps: ApiDeps): void {
       if (result.ok) return reply.redirect(`/dashboard?created=${result.value.id}`, 303);
       const values: Record<string, string | string[]> = { enabledRails: form.getAll('enabledRails') };
       for (const name of createFields.slice(1)) values[name] = form.get(name) ?? '';
-      return sendPage(reply, result.status, await renderOverview(deps, session, {}, { values, errors: result.errors }, html``));
+      // A refused form comes back alone, its errors next to the fields, where the merchant is looking.
+      return sendPage(reply, result.status, await renderOverview(deps, session, {}, { values, errors: result.errors }, html``, 'form'));
     }, { role: 'developer' }),
   );
 }
