@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { allSearchAttributeKeys } from '../domain/search-attributes.js';
+import { freeLoopbackPort, startReadOnlyUi, type ReadOnlyUi } from './read-only-ui.js';
 
 const run = promisify(execFile);
 
@@ -25,7 +26,8 @@ export function searchAttributeArgs(): string[] {
 
 /**
  * Runs `temporal server start-dev` with its SQLite file under the data directory (so workflows
- * survive a restart) and the Web UI on. Resolves once the frontend port accepts connections.
+ * survive a restart) and the Web UI on, read-only behind runtime/read-only-ui.ts on `uiPort`.
+ * Resolves once the frontend port accepts connections.
  *
  * The dev server is supervised for the life of the service:
  * - a dev server left behind by a service that was killed (`kill -9` orphans its children, and
@@ -46,12 +48,14 @@ export async function startEmbeddedTemporal(opts: {
 }): Promise<EmbeddedTemporal> {
   await mkdir(opts.dataDir, { recursive: true });
   const dbFile = join(opts.dataDir, 'temporal.sqlite');
+  // The dev server's UI listens on an internal port; people open the read-only proxy on `uiPort`.
+  const internalUiPort = await freeLoopbackPort();
   const args = [
     'server', 'start-dev',
     '--db-filename', dbFile,
     '--ip', '127.0.0.1',
     '--port', String(opts.port),
-    '--ui-port', String(opts.uiPort),
+    '--ui-port', String(internalUiPort),
     '--namespace', opts.namespace,
     '--log-level', 'error',
     ...searchAttributeArgs(),
@@ -105,6 +109,15 @@ export async function startEmbeddedTemporal(opts: {
     }
   };
   await launch();
+  let ui: ReadOnlyUi;
+  try {
+    ui = await startReadOnlyUi({ port: opts.uiPort, targetPort: internalUiPort });
+  } catch (err) {
+    stopping = true;
+    await stopChild(child!);
+    await rm(pidFile(opts.dataDir), { force: true });
+    throw err;
+  }
   return {
     address: `127.0.0.1:${opts.port}`,
     uiUrl: `http://127.0.0.1:${opts.uiPort}`,
@@ -112,6 +125,7 @@ export async function startEmbeddedTemporal(opts: {
     async stop() {
       stopping = true;
       clearTimeout(restartTimer);
+      await ui.close();
       await stopChild(child);
       await rm(pidFile(opts.dataDir), { force: true });
     },

@@ -66,6 +66,22 @@ describe('embedded default (npm start)', () => {
     const chainsUrl = `/v1/chains/client/${store.clientId}?pk=${store.keys.test.publishableKey}`;
     expect((await httpCall(base, { method: 'GET', url: chainsUrl })).body.clientName).toBe('Embedded');
 
+    // The Temporal UI is read-only, as the production topology's: its settings hide every write,
+    // and a write sent by hand is refused before it reaches the server.
+    const ui = `http://127.0.0.1:${env.TEMPORAL_UI_PORT}`;
+    const settings = await httpCall(ui, { method: 'GET', url: '/api/v1/settings' });
+    expect(settings.status).toBe(200);
+    expect(settings.body).toMatchObject({ DisableWriteActions: true, BatchActionsDisabled: true });
+    const namespaces = await httpCall(ui, { method: 'GET', url: '/api/v1/namespaces' });
+    expect(namespaces.status).toBe(200);
+    expect(JSON.stringify(namespaces.body)).toContain('"default"');
+    for (const url of ['/api/v1/namespaces/default/workflows/payment-link%2Fpl_x/terminate', '/api/v1/namespaces/default/workflows/payment-link%2Fpl_x/signal/cancel', '/api/v1/namespaces/default/workflows/x/query/y/../../terminate']) {
+      const write = await httpCall(ui, { method: 'POST', url, payload: { reason: 'ops' } });
+      expect(write.status).toBe(403);
+      expect(write.text).toContain('read-only');
+    }
+    expect((await httpCall(ui, { method: 'GET', url: '/' })).status).toBe(200);
+
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
