@@ -4,6 +4,7 @@ import { parseKeyring, type Keyring } from '../domain/crypto/credentials.js';
 import { parseAllowedNetworks } from '../domain/webhooks/address-policy.js';
 import type { MpesaEndpoints, RailSettings } from '../rails/settings.js';
 import { railEndpointProblems, railSettingsFrom } from './rail-settings.js';
+import { sealRails } from '../rails/registry.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /**
@@ -202,6 +203,8 @@ export class ConfigError extends Error {
 const railOverridePattern = /^(RPC_URL|USDT_CONTRACT|CHAIN_ID|CONFIRMATIONS)_/;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // From here the rail set is read (the settings of every rail): no rail may join it after (rails/register.ts).
+  sealRails();
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));

@@ -44,9 +44,10 @@ export function splitRpcList(value: string): string[] {
   return value.split(',').map((u) => u.trim()).filter((u) => u.length > 0);
 }
 
-const railAlternatives = usdtRails.join('|');
-const namePattern = new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_(${railAlternatives})_(TEST|LIVE)$`);
-const confirmationsPattern = new RegExp(`^CONFIRMATIONS_(${railAlternatives})$`);
+// Built when asked: the rail set is final only once the composition root registered its own rails.
+const railAlternatives = () => usdtRails.join('|');
+const namePattern = () => new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_(${railAlternatives()})_(TEST|LIVE)$`);
+const confirmationsPattern = () => new RegExp(`^CONFIRMATIONS_(${railAlternatives()})$`);
 
 /** What a contract override must be, as the rail's payment method says (rails/<family>/method.ts). */
 const contractProblem = (rail: UsdtRail, value: string): string | null => methodOf(rail).contractProblem(value);
@@ -54,14 +55,16 @@ const contractProblem = (rail: UsdtRail, value: string): string | null => method
 /** Misspelt names and malformed values of the RPC/contract overrides, reported at boot. */
 export function railEndpointProblems(overrides: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
+  const names = namePattern();
+  const confirmations = confirmationsPattern();
   for (const [name, value] of Object.entries(overrides)) {
     if (name.startsWith('CONFIRMATIONS_')) {
-      if (!confirmationsPattern.test(name)) problems.push(`${name}: unknown setting; the pattern is CONFIRMATIONS_<RAIL>, e.g. CONFIRMATIONS_USDT_BSC`);
+      if (!confirmations.test(name)) problems.push(`${name}: unknown setting; the pattern is CONFIRMATIONS_<RAIL>, e.g. CONFIRMATIONS_USDT_BSC`);
       else if (!/^[1-9]\d{0,4}$/.test(value)) problems.push(`${name}: must be a whole number of blocks from 1 to 99999`);
       continue;
     }
     if (!/^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_/.test(name)) continue;
-    const m = namePattern.exec(name);
+    const m = names.exec(name);
     if (!m) {
       problems.push(`${name}: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV> or CHAIN_ID_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST`);
     } else if (m[1] === 'RPC_URL') {

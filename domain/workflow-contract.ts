@@ -41,8 +41,21 @@ export interface PaymentLinkInput {
   historyEventLimit?: number;
   /** How often an open link reads its recorded evidence without being woken (tests shorten it; default 10 minutes). */
   evidencePullMs?: number;
+  /**
+   * What the workflow needs of each enabled rail (rails/registry.ts `linkRailTerms`): a rail
+   * registered at boot is unknown to the workflow's sandbox, which evaluates the registry anew.
+   * Absent in histories recorded before it: the workflow then reads the built-in registry.
+   */
+  railTerms?: Record<string, LinkRailTerms>;
   /** The state a previous run handed over when it continued as new. */
   carried?: CarriedLinkState;
+}
+
+/** What the link workflow needs of one rail: its amounts' decimals, the currency they count in, whether it is paid by a prompt. */
+export interface LinkRailTerms {
+  decimals: number;
+  currency: 'KES' | 'USDT';
+  prompted: boolean;
 }
 
 /** What a payment-link run carries into the next when it continues as new (money as strings). */

@@ -8,7 +8,8 @@ import { tronAdapter } from './tron/adapter.js';
 
 /**
  * Each rail family's adapter: its payment method and the reads that touch a chain or an operator
- * (rails/payment-method.ts). For activities and services; pure callers use rails/methods.ts.
+ * (rails/payment-method.ts). For activities and services; pure callers use rails/methods.ts. A
+ * family registered at boot (rails/register.ts) is added here.
  */
 export const railAdapters: Readonly<Record<Family, RailAdapter>> = {
   mpesa: mpesaAdapter,
@@ -17,4 +18,11 @@ export const railAdapters: Readonly<Record<Family, RailAdapter>> = {
   solana: solanaAdapter,
 };
 
-export const adapterOf = (rail: RailId): RailAdapter => railAdapters[railFacts[rail].family];
+/** Adds a family's adapter (rails/register.ts); a family keeps the one it was first given. */
+export function addRailAdapter(adapter: RailAdapter): void {
+  const known = railAdapters[adapter.family];
+  if (known && known !== adapter) throw new Error(`the family ${adapter.family} has another adapter already`);
+  (railAdapters as Record<Family, RailAdapter>)[adapter.family] = adapter;
+}
+
+export const adapterOf = (rail: RailId): RailAdapter => railAdapters[railFacts[rail].family]!;

@@ -27,11 +27,17 @@ export interface RailEndpoint {
 export interface RailFacts {
   id: RailId;
   /** Which adapter reads and pays it: the wire client, scanner and address scheme of rails/<family>/. */
-  family: 'mpesa' | 'tron' | 'evm' | 'solana';
+  family: 'mpesa' | 'tron' | 'evm' | 'solana' | (string & {});
   /** Decimals of the rail's token: USDT has 18 on BSC and 6 elsewhere; M-Pesa takes whole shillings. */
   decimals: number;
   /** Which store connection makes the rail available (spec, availability rules 1 to 4). */
   requires: RailRequirement;
+  /**
+   * Paid by a prompt on the customer's phone and the operator's answer (M-Pesa), as its method's
+   * `receives: 'prompt'` says (test/unit/rail-registry.test.ts checks they agree): the link
+   * workflow, which may not import methods, reads it here.
+   */
+  prompted?: true;
   displayName: string;
   tokenSymbol: 'KES' | 'USDT';
   tokenStandard?: string;

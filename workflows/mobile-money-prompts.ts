@@ -9,13 +9,6 @@ import type { PaymentReport } from '../domain/workflow-contract.js';
 export const mobileMoney = proxyActivities<MobileMoneyActivities>(mobileMoneyActivityOptions);
 
 /**
- * The rail whose payments are prompts: sent by the `startMobileMoneyPayment` update, named by
- * their CheckoutRequestID and settled by the STK query, never by a recorded deposit. The one
- * place the link workflow names it.
- */
-export const promptRail: RailId = 'MOBILE_MONEY';
-
-/**
  * When to ask M-Pesa about a prompt whose callback has not come (callbacks do get lost), in
  * multiples of the first delay (30 s by default): then backing off; after the last check the
  * prompt counts as failed.
@@ -37,6 +30,12 @@ export interface PromptCheck {
 /** What the link's workflow lends the prompt book: its payments and how it settles them. */
 export interface PromptOutcomes {
   linkId: string;
+  /**
+   * The rail the link's prompts are on (its rail whose terms say `prompted`: M-Pesa's): sent by the
+   * `startMobileMoneyPayment` update, named by their CheckoutRequestID and settled by the STK
+   * query, never by a recorded deposit.
+   */
+  promptRail: RailId;
   mobileMoneyAmount: number | null;
   paymentState(key: string): string | undefined;
   confirmed(report: PaymentReport): Promise<void>;

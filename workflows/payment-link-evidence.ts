@@ -1,8 +1,7 @@
 import { log, patched } from '@temporalio/workflow';
 import type { VerifiedDeposit } from '../activities/links/index.js';
-import { isRailId, type RailId } from '../domain/rails.js';
+import type { RailId } from '../domain/rails.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
-import { promptRail } from './mobile-money-prompts.js';
 import { handleTrusted, checkOverdueLegacy } from './payment-link-legacy.js';
 import { signalsAreHintsPatch } from './payment-link-patches.js';
 import { onConfirmed, onSeen, promptOutcomes, settleFailure } from './payment-link-payments.js';
@@ -18,12 +17,13 @@ import { db, type LinkRun, type Message } from './payment-link-run.js';
 const maxPullPages = 20;
 
 /** The only parts of a signal the workflow believes: which rail, and the key of the evidence to read. */
-export function hintOf(m: Message): { rail: RailId; key: string } | null {
+export function hintOf(run: LinkRun, m: Message): { rail: RailId; key: string } | null {
   const raw = m.kind === 'seen' || m.kind === 'confirmed' ? (m.report as Partial<PaymentReport> | undefined) : m;
-  const rail = m.kind === 'callback' ? promptRail : (raw as { rail?: unknown } | undefined)?.rail;
+  const rail = m.kind === 'callback' ? run.promptRail : (raw as { rail?: unknown } | undefined)?.rail;
   const key = (raw as { key?: unknown } | undefined)?.key;
-  if (!isRailId(rail) || typeof key !== 'string' || key.length === 0 || key.length > 200) return null;
-  return { rail, key };
+  // A rail is known by the link's terms or the built-in registry (LinkRun.termsOf).
+  if (typeof rail !== 'string' || !run.termsOf(rail) || typeof key !== 'string' || key.length === 0 || key.length > 200) return null;
+  return { rail: rail as RailId, key };
 }
 
 /** One message from the inbox, under the lock: a hint, or (histories before `signals-are-hints`) a trusted report. */
@@ -40,9 +40,9 @@ export const checkPrompts = (run: LinkRun): Promise<void> =>
  * address and units, checked by `verifyDeposit`); M-Pesa ones by the STK query.
  */
 async function handleHint(run: LinkRun, m: Message): Promise<void> {
-  const hint = hintOf(m);
+  const hint = hintOf(run, m);
   if (!hint) return void log.warn('A malformed signal was ignored', { linkId: run.linkId, kind: m.kind });
-  if (hint.rail === promptRail) return run.promptBook.requestCheck(hint.key, promptOutcomes(run));
+  if (run.isPrompted(hint.rail)) return run.promptBook.requestCheck(hint.key, promptOutcomes(run));
   // Pulling: the hint only wakes the workflow, which reads everything recorded for it once the inbox is drained.
   if (run.pulls) return void (run.pullWanted = true);
   const evidence = await db.verifyDeposit({ linkId: run.linkId, rail: hint.rail, key: hint.key });
@@ -63,7 +63,7 @@ const applyEvidence = (run: LinkRun, evidence: VerifiedDeposit): Promise<void> =
 export async function pullEvidence(run: LinkRun): Promise<void> {
   run.pullWanted = false;
   run.lastPullMs = Date.now();
-  if (!run.input.enabledRails.some((r) => r !== promptRail)) return;
+  if (!run.input.enabledRails.some((r) => !run.isPrompted(r))) return;
   for (let page = 0; page < maxPullPages; page++) {
     const { deposits, more } = await db.pendingEvidence({ linkId: run.linkId });
     for (const d of deposits) await applyEvidence(run, d);
@@ -74,7 +74,7 @@ export async function pullEvidence(run: LinkRun): Promise<void> {
 /** The last look before the link closes, under the lock: what was recorded for it, and every prompt left without an outcome. */
 export async function closingLook(run: LinkRun): Promise<void> {
   await pullEvidence(run);
-  const unanswered = [...run.payments.entries()].filter(([, p]) => p.rail === promptRail && p.unanswered && p.state === 'failed').map(([key]) => key);
+  const unanswered = [...run.payments.entries()].filter(([, p]) => run.isPrompted(p.rail) && p.unanswered && p.state === 'failed').map(([key]) => key);
   for (const key of unanswered) run.payments.get(key)!.unanswered = false;
   await run.promptBook.askUnansweredOnce(unanswered, promptOutcomes(run));
 }

@@ -14,10 +14,9 @@ import {
   simulatePayment,
   startMobileMoneyPayment,
 } from '../domain/workflow-contract.js';
-import { railDecimals } from '../rails/registry.js';
-import { mobileMoney, promptRail } from './mobile-money-prompts.js';
+import { mobileMoney } from './mobile-money-prompts.js';
 import { onConfirmed } from './payment-link-payments.js';
-import { currencyOf, db, type LinkRun } from './payment-link-run.js';
+import { db, type LinkRun } from './payment-link-run.js';
 
 /**
  * What the outside can tell a link's workflow. Signals only go into the inbox, which the main
@@ -37,7 +36,7 @@ export function registerHandlers(run: LinkRun): void {
   }));
   setHandler(startMobileMoneyPayment, ({ phoneNumber }) => run.withLock(() => sendPrompt(run, phoneNumber)), {
     validator: (_request) => {
-      requireOpen(run, promptRail);
+      requireOpen(run, run.promptRail);
       requirePromptAllowed(run);
     },
   });
@@ -75,7 +74,7 @@ function requireTestEnvironment(run: LinkRun): void {
 
 /** The M-Pesa prompt: sent to the phone, recorded as initiated, PENDING → PROCESSING; settled later by the prompt book. */
 async function sendPrompt(run: LinkRun, phoneNumber: string): Promise<{ ok: true; checkoutRequestId: string }> {
-  requireOpen(run, promptRail);
+  requireOpen(run, run.promptRail);
   requirePromptAllowed(run);
   run.prompts += 1;
   const { input } = run;
@@ -90,12 +89,12 @@ async function sendPrompt(run: LinkRun, phoneNumber: string): Promise<{ ok: true
     attempt: `${input.linkId}:prompt:${run.prompts}`,
   });
   const key = sent.checkoutRequestId;
-  run.payments.set(key, { rail: promptRail, state: 'initiated', disposition: null, micro: 0n });
+  run.payments.set(key, { rail: run.promptRail, state: 'initiated', disposition: null, micro: 0n });
   run.promptBook.add(key, phoneNumber);
   run.promptAdded = true;
   await db.recordPayment({
     linkId: input.linkId,
-    report: { rail: promptRail, key, externalId: key, payer: phoneNumber, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
+    report: { rail: run.promptRail, key, externalId: key, payer: phoneNumber, amountMinor: String(input.mobileMoneyAmount ?? 0), decimals: 0 },
     state: 'initiated',
     disposition: null,
   });
@@ -115,15 +114,15 @@ async function simulate(run: LinkRun, rail: RailId): Promise<{ status: LinkStatu
   // The validator refuses live links already; a handler never trusts that it ran.
   requireTestEnvironment(run);
   requireOpen(run, rail);
-  const prompt = rail === promptRail;
+  const prompt = run.isPrompted(rail);
   const id = uuid4().replace(/-/g, '');
   await onConfirmed(run, {
     rail,
     key: `sim_${id}`,
     externalId: prompt ? `SIM${id.slice(0, 7).toUpperCase()}` : `0x${id}${id}`,
     payer: prompt ? '254700000000' : null,
-    amountMinor: String(amountDueMinor(run.terms, currencyOf(rail), railDecimals[rail])),
-    decimals: railDecimals[rail],
+    amountMinor: String(amountDueMinor(run.terms, run.currencyOf(rail), run.decimalsOf(rail))),
+    decimals: run.decimalsOf(rail),
     simulated: true,
   });
   return { status: run.status };

@@ -1,5 +1,5 @@
 import type { PaymentReport } from '../domain/workflow-contract.js';
-import { mobileMoney, promptRail, type PromptBook, type PromptOutcomes } from './mobile-money-prompts.js';
+import { mobileMoney, type PromptBook, type PromptOutcomes } from './mobile-money-prompts.js';
 import { onConfirmed, onSeen, promptOutcomes, settleFailure } from './payment-link-payments.js';
 import type { LinkRun, Message } from './payment-link-run.js';
 
@@ -17,7 +17,7 @@ import type { LinkRun, Message } from './payment-link-run.js';
 /** A message handled the pre-patch way: the report in the signal counted as evidence. */
 export async function handleTrusted(run: LinkRun, m: Message): Promise<void> {
   if (m.kind === 'confirmed') {
-    return m.report.rail === promptRail && !m.report.simulated ? verifyCallbackLegacy(run.promptBook, m.report, promptOutcomes(run)) : onConfirmed(run, m.report);
+    return run.isPrompted(m.report.rail) && !m.report.simulated ? verifyCallbackLegacy(run.promptBook, m.report, promptOutcomes(run)) : onConfirmed(run, m.report);
   }
   if (m.kind === 'seen') return onSeen(run, m.report);
   if (m.kind === 'callback') return;
@@ -48,7 +48,7 @@ export async function checkOverdueLegacy(book: PromptBook, o: PromptOutcomes): P
     const answer = await mobileMoney.queryStkPush({ linkId: o.linkId, checkoutRequestId: key });
     check.checks += 1;
     if (answer.status === 'succeeded') {
-      await o.confirmed(check.callbackReport ?? { rail: promptRail, key, externalId: key, payer: check.phone, amountMinor: String(o.mobileMoneyAmount ?? 0), decimals: 0 });
+      await o.confirmed(check.callbackReport ?? { rail: o.promptRail, key, externalId: key, payer: check.phone, amountMinor: String(o.mobileMoneyAmount ?? 0), decimals: 0 });
     } else if (answer.status === 'failed') {
       await o.failed(key, answer.reason ?? 'M-Pesa reported the payment failed.');
     } else if (check.checks >= book.delaysMs.length) {

@@ -2,9 +2,8 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import { amountInLinkUnits, eventAfterFailure, hasPaymentInFlight, judgeConfirmed } from '../domain/link-accounting.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
-import { railDecimals } from '../rails/registry.js';
 import type { PromptOutcomes } from './mobile-money-prompts.js';
-import { currencyOf, db, type LinkRun } from './payment-link-run.js';
+import { db, type LinkRun } from './payment-link-run.js';
 
 /**
  * Counting a link's payments: the accounting's verdicts (domain/link-accounting.ts) applied to the
@@ -25,7 +24,7 @@ export async function onSeen(run: LinkRun, report: PaymentReport): Promise<void>
 export async function onConfirmed(run: LinkRun, report: PaymentReport): Promise<void> {
   const known = run.payments.get(report.key);
   if (known?.state === 'confirmed') return;
-  const currency = currencyOf(report.rail);
+  const currency = run.currencyOf(report.rail);
   const micro = amountInLinkUnits(currency, report.amountMinor, report.decimals);
   run.payments.set(report.key, { rail: report.rail, state: 'confirmed', disposition: null, micro });
   const entry = run.payments.get(report.key)!;
@@ -63,7 +62,7 @@ export async function settleFailure(run: LinkRun, key: string, state: 'failed' |
   if (unanswered) p.unanswered = true;
   await db.recordPayment({
     linkId: run.linkId,
-    report: { rail: p.rail, key, externalId: key, payer: null, amountMinor: '0', decimals: railDecimals[p.rail] },
+    report: { rail: p.rail, key, externalId: key, payer: null, amountMinor: '0', decimals: run.decimalsOf(p.rail) },
     state,
     disposition: null,
     failureReason: reason,
@@ -81,6 +80,7 @@ async function settleOpenStatus(run: LinkRun): Promise<void> {
 export function promptOutcomes(run: LinkRun): PromptOutcomes {
   return {
     linkId: run.linkId,
+    promptRail: run.promptRail,
     mobileMoneyAmount: run.input.mobileMoneyAmount,
     paymentState: (key) => run.payments.get(key)?.state,
     confirmed: (report) => onConfirmed(run, report),

@@ -5,8 +5,8 @@ import { watchEndsAtMs, type LinkWindows } from '../domain/link-deadlines.js';
 import type { RailId } from '../domain/rails.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../domain/states.js';
-import type { CarriedLinkState, PaymentLinkInput, PaymentReport } from '../domain/workflow-contract.js';
-import { railFacts } from '../rails/registry.js';
+import type { CarriedLinkState, LinkRailTerms, PaymentLinkInput, PaymentReport } from '../domain/workflow-contract.js';
+import { defaultPromptRail, linkRailTerms } from '../rails/registry.js';
 import { PromptBook } from './mobile-money-prompts.js';
 import { exclusiveLockPatch, pullEvidencePatch } from './payment-link-patches.js';
 
@@ -37,11 +37,6 @@ export interface LinkPayment {
   unanswered?: boolean;
 }
 
-/**
- * The currency a rail's payments count in: its token, KES on M-Pesa and USDT on every chain. A rail
- * this code does not know (a forged signal in a pre-patch history) counts as USDT, as it always has.
- */
-export const currencyOf = (rail: RailId): LinkCurrency => (railFacts[rail]?.tokenSymbol === 'KES' ? 'KES' : 'USDT');
 
 /**
  * The state of one run of a link's workflow: the link's status and payments, its prompts, the
@@ -98,6 +93,42 @@ export class LinkRun {
     });
   }
 
+  /**
+   * What the workflow knows of a rail: its input's terms (`railTerms`, set by the service for every
+   * enabled rail, registered ones included), else the built-in registry's (histories recorded
+   * before the field, or a signal naming a built-in rail the link does not offer). Undefined for
+   * a rail neither knows: a hint naming it is ignored.
+   */
+  termsOf(rail: string): LinkRailTerms | undefined {
+    return (this.input.railTerms && Object.hasOwn(this.input.railTerms, rail) ? this.input.railTerms[rail] : undefined) ?? linkRailTerms(rail as RailId);
+  }
+
+  /**
+   * The currency a rail's payments count in: its token, KES on M-Pesa and USDT on every chain. A
+   * rail this code does not know (a forged signal in a pre-patch history) counts as USDT, as it always has.
+   */
+  currencyOf(rail: RailId): LinkCurrency {
+    return this.termsOf(rail)?.currency ?? 'USDT';
+  }
+
+  /** The decimals of a rail's amounts (undefined for a rail this code does not know, as it always was). */
+  decimalsOf(rail: RailId): number {
+    return this.termsOf(rail)?.decimals as number;
+  }
+
+  /** Whether the rail's payments are prompts (sent by `startMobileMoneyPayment`, settled by the STK query). */
+  isPrompted(rail: RailId): boolean {
+    return this.termsOf(rail)?.prompted === true;
+  }
+
+  /**
+   * The rail the link's prompts are sent and recorded on: its enabled prompted rail, else the
+   * registry's (M-Pesa), which the update's validator then refuses as not enabled.
+   */
+  get promptRail(): RailId {
+    return (this.input.enabledRails.find((r) => this.isPrompted(r)) ?? defaultPromptRail()) as RailId;
+  }
+
   /** Runs `fn` holding the lock: handlers and the main loop's steps run one at a time. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     await condition(() => !this.busy);
@@ -134,7 +165,7 @@ export class LinkRun {
 
   /** The payments as the accounting (domain/link-accounting.ts) counts them. */
   counted(): CountedPayment[] {
-    return [...this.payments.values()].map((p) => ({ currency: currencyOf(p.rail), state: p.state, amount: p.micro }));
+    return [...this.payments.values()].map((p) => ({ currency: this.currencyOf(p.rail), state: p.state, amount: p.micro }));
   }
 
   /** How many payments counted: a closing look that changes it (or the status) opens another late window. */

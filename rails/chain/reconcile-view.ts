@@ -85,7 +85,7 @@ interface Parts {
 
 /** The reconciler's view of a rail, or null when the rail has no token contract (or mint) in the environment, or is Solana. */
 export function reconcileChain(rails: RailSettings, rail: UsdtRail, environment: Environment): ReconcileChain | null {
-  const family = railFacts[rail].family;
+  const family = railFacts[rail].family as 'evm' | 'tron' | 'other';
   const contract = railEndpoint(rails, rail, environment).usdtContract;
   if (!contract || (family !== 'evm' && family !== 'tron')) return null;
   const urls = usableRpcUrls(railRpcUrls(rails, rail, environment));

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { environments, type Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import { railFacts, usdtRails } from '../registry.js';
+import { methodOf } from '../methods.js';
+import { usdtRails } from '../registry.js';
 import { railChainId, railEndpoint, railRpcUrls, type RailSettings } from '../settings.js';
 import { chainIdVerdicts, recordChainId, type ChainIdVerdict } from './chain-ids.js';
 import { evmClient } from './client.js';
@@ -43,7 +44,7 @@ export interface ChainIdStatus {
  */
 export function chainIdTargets(rails: RailSettings): ChainIdTarget[] {
   return usdtRails
-    .filter((rail) => railFacts[rail].family === 'evm')
+    .filter((rail) => methodOf(rail).takesChainId)
     .flatMap((rail) => environments.map((environment) => ({ rail, environment, expected: railChainId(rails, rail, environment) })))
     .filter((t): t is Omit<ChainIdTarget, 'urls'> => t.expected !== undefined && !!railEndpoint(rails, t.rail, t.environment).usdtContract)
     .map((t) => ({ ...t, urls: railRpcUrls(rails, t.rail, t.environment) }));

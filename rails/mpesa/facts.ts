@@ -5,6 +5,7 @@ export const mpesaFacts: RailFacts = {
   family: 'mpesa',
   decimals: 0,
   requires: 'mobile_money',
+  prompted: true,
   displayName: 'M-Pesa',
   tokenSymbol: 'KES',
   chainLogo: 'mpesa.svg',

@@ -2,7 +2,7 @@ import { loadCursor, type Cursor } from '../../db/chain-repo.js';
 import { findLinkDeposit } from '../../db/deposit-evidence-repo.js';
 import { findCheckoutLink, findCheckoutLinkWithPayments, type LinkPaymentRow, type LinkRow } from '../../db/payment-link-repo.js';
 import { isId } from '../../domain/ids.js';
-import { isRailId } from '../../domain/rails.js';
+import { isRailId } from '../../rails/registry.js';
 import type { ServiceDeps } from '../deps.js';
 import { checkoutDto, type CheckoutProgress } from './dto.js';
 import { confirmationsAt, mobileMoneyAttempt, seenDeposit } from './progress.js';

@@ -1,8 +1,8 @@
 import type { LinkRow } from '../../db/payment-link-repo.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
-import { isRailId, type RailId } from '../../domain/rails.js';
+import type { RailId } from '../../domain/rails.js';
 import { methodOf } from '../../rails/methods.js';
-import { railFacts, railRecord } from '../../rails/registry.js';
+import { isRailId, railRecord } from '../../rails/registry.js';
 import type { ServiceSettings } from '../settings.js';
 import { isSimulatedOnly } from '../../rails/settings.js';
 import { railPaymentRequest } from './payment-uri.js';
@@ -28,9 +28,12 @@ export function checkoutDto(
   const dueMicro = receivedMicro > 0n && receivedMicro < totalMicro ? totalMicro - receivedMicro : totalMicro;
   const usdtAmount = formatUsdt(totalMicro);
   const amountDue = formatUsdt(dueMicro);
-  // Each adapter family has one address column on the link (every EVM rail shares the EVM address).
-  const addressOf = (rail: RailId): string | null =>
-    ({ tron: row.tron_address, evm: row.evm_address, solana: row.solana_address, mpesa: null })[railFacts[rail].family];
+  // Each wallet slot has one address column on the link (every rail on the EVM key shares the EVM
+  // address); a rail with no wallet key (a prompt) has none.
+  const addressOf = (rail: RailId): string | null => {
+    const slot = methodOf(rail).walletKey?.slot;
+    return slot === undefined ? null : { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address }[slot];
+  };
   return {
     id: row.id,
     status: row.status,

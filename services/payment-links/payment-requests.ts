@@ -9,7 +9,7 @@ import { newId } from '../../domain/ids.js';
 import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId, type RailRequirement } from '../../domain/rails.js';
-import { availableRails, railFacts as railSpecs } from '../../rails/registry.js';
+import { availableRails, linkRailTerms, railFacts as railSpecs } from '../../rails/registry.js';
 import type { PaymentLinkInput } from '../../domain/workflow-contract.js';
 import { queueOf, startPaymentRequest, targetOf } from '../../temporal-client/index.js';
 import type { Rate } from '../rates/rate-service.js';
@@ -209,6 +209,11 @@ async function startWorkflowOf(deps: StarterDeps, row: LinkRow, knownPolicy?: St
     storeId: auth.storeId,
     environment: auth.environment,
     enabledRails: rails,
+    // What the workflow needs of each rail, which its sandbox cannot read for a rail registered at boot.
+    railTerms: Object.fromEntries(rails.flatMap((rail) => {
+      const terms = linkRailTerms(rail);
+      return terms ? [[rail, terms]] : [];
+    })),
     usdtAmountMicro: String(parseUsdt(row.usdt_amount)),
     mobileMoneyAmount: row.mobile_money_amount,
     merchantRef: row.merchant_ref,

@@ -1,9 +1,8 @@
 import type { FindingRow } from '../../db/reconciliation-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { formatUnits } from '../../domain/money.js';
-import { isRailId } from '../../domain/rails.js';
 import type { FindingKind, FindingStatus } from '../../domain/reconciliation.js';
-import { railFacts } from '../../rails/registry.js';
+import { isRailId, railFacts } from '../../rails/registry.js';
 
 /**
  * A reconciliation finding as merchants see it (the API, the dashboard and the data of the

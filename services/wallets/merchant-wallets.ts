@@ -2,8 +2,8 @@ import type { DatabasePool } from 'slonik';
 import { deleteWallet, registerStoreKey, upsertWallet, type WalletSlot } from '../../db/wallet-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { AppError, notFound } from '../../domain/errors.js';
-import { railIds, type RailId, type RailRequirement } from '../../domain/rails.js';
-import { railFacts as rails } from '../../rails/registry.js';
+import type { RailId, RailRequirement } from '../../domain/rails.js';
+import { allRails, railFacts as rails } from '../../rails/registry.js';
 import { methodOfWalletSlot } from '../../rails/methods.js';
 import { StoreKeyError, type ConnectedKey } from '../../rails/payment-method.js';
 import type { StoreScope } from '../scope.js';
@@ -19,7 +19,7 @@ const slotRequirement: Record<WalletSlot, RailRequirement> = { tron: 'tron_xpub'
 
 /** The rails a slot makes available (spec availability rules 2 to 4). */
 export function railsOfSlot(slot: WalletSlot): RailId[] {
-  return railIds.filter((id) => rails[id].requires === slotRequirement[slot]);
+  return allRails().filter((id) => rails[id].requires === slotRequirement[slot]);
 }
 
 export interface ConnectedWallet {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { railIds } from '../../domain/rails.js';
 import { workflowTypes } from '../../domain/workflow-contract.js';
-import { railFacts, railOfNetwork, usdtNetworks, usdtRails } from '../../rails/registry.js';
+import { methodOf } from '../../rails/methods.js';
+import { linkRailTerms, railFacts, railOfNetwork, usdtNetworks, usdtRails } from '../../rails/registry.js';
 import { invoiceNetworks } from '../../services/invoices/dto.js';
 import * as workflows from '../../workflows/index.js';
 
@@ -21,6 +22,13 @@ describe('the rail registry', () => {
     }
     expect(new Set(usdtNetworks).size).toBe(usdtRails.length);
     expect(railOfNetwork('POLYGON')).toBe('USDT_POLYGON');
+  });
+
+  it("gives the link workflow each rail's terms, prompted exactly where the method receives by a prompt", () => {
+    for (const id of railIds) {
+      expect(linkRailTerms(id)).toEqual({ decimals: railFacts[id].decimals, currency: railFacts[id].tokenSymbol, prompted: methodOf(id).receives === 'prompt' });
+    }
+    expect(linkRailTerms('USDT_NOPE' as never)).toBeUndefined();
   });
 
   it('names exactly the invoice networks the API accepts', () => {

@@ -1,6 +1,5 @@
 import type { CheckoutView } from '../../services/checkout/view.js';
-import { railFacts } from '../../rails/registry.js';
-import { isRailId } from '../../domain/rails.js';
+import { isRailId, railFacts } from '../../rails/registry.js';
 import { esc, isWebUrl } from './html.js';
 import { formatDateTime, formatDuration, formatKes, formatUsdtAmount, mpesaFailureText, t, type Lang } from './i18n.js';
 import { paidByPrompt } from '../../rails/methods.js';

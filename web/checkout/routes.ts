@@ -4,7 +4,7 @@ import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { checkoutPayMobileMoneyRoute } from '../../api/routes/checkout/pay-mobile-money.js';
 import { findCheckout } from '../../services/checkout/checkout.js';
-import { isRailId } from '../../domain/rails.js';
+import { isRailId } from '../../rails/registry.js';
 import { languageCookie, pickLanguage, type Lang } from './i18n.js';
 import { renderCheckoutPage, renderCheckoutPanel, renderNotFoundPage, type PageOptions } from './page.js';
 import { sendPromptFromForm } from './pay-form.js';

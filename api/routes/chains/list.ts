@@ -1,6 +1,5 @@
 import { z } from 'zod/v4';
-import { railIds } from '../../../domain/rails.js';
-import { railRecord } from '../../../rails/registry.js';
+import { allRails, railRecord } from '../../../rails/registry.js';
 import { defineRoute } from '../../route.js';
 import { railRecordSchema } from './schemas.js';
 
@@ -25,6 +24,6 @@ const bodies = new Map<string, Buffer>();
 /** The list's JSON for one public base URL (the logos' URLs depend on it), built on first use. */
 function chainsBody(publicBaseUrl: string): Buffer {
   let body = bodies.get(publicBaseUrl);
-  if (!body) bodies.set(publicBaseUrl, (body = Buffer.from(JSON.stringify({ chains: railIds.map((id) => railRecord(id, publicBaseUrl)) }))));
+  if (!body) bodies.set(publicBaseUrl, (body = Buffer.from(JSON.stringify({ chains: allRails().map((id) => railRecord(id, publicBaseUrl)) }))));
   return body;
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod/v4';
-import { railIds } from '../../../domain/rails.js';
+import { railIdSchema } from '../../rail-schema.js';
 
 export const railRecordSchema = z
   .object({
-    network: z.enum(railIds),
+    network: railIdSchema(),
     displayName: z.string(),
     tokenSymbol: z.string(),
     tokenStandard: z.string().optional().describe('Absent for MOBILE_MONEY'),

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { railIds } from '../../../domain/rails.js';
+import { railIdSchema } from '../../rail-schema.js';
 import { metadataSchema, usdtAmountSchema } from '../common-schemas.js';
 import { createPaymentLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
@@ -10,7 +10,7 @@ const body = z
     usdtAmount: usdtAmountSchema.optional(),
     mobileMoneyAmount: z.number().int('must be a whole number of shillings').min(1).max(250_000).optional(),
     enabledRails: z
-      .array(z.enum(railIds))
+      .array(railIdSchema())
       .min(1, 'enable at least one rail')
       .refine((a) => new Set(a).size === a.length, 'must not repeat a rail'),
     description: z.string().max(500).optional(),

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { environments } from '../../../domain/environment.js';
-import { railIds } from '../../../domain/rails.js';
+import { railIdSchema } from '../../rail-schema.js';
 import { linkStatuses } from '../../../domain/states.js';
 
 export const linkIdParams = z.object({ id: z.string().regex(/^pl_[0-9a-z]{24}$/) });
@@ -15,9 +15,9 @@ export const paymentLinkSchema = z
     usdtAmount: z.string().meta({ example: '10.5' }),
     mobileMoneyAmount: z.number().int().nullable(),
     kesPerUsdt: nullableString.describe('Rate used for the KES amount, locked for the link'),
-    enabledRails: z.array(z.enum(railIds)),
+    enabledRails: z.array(railIdSchema()),
     simulatedOnlyRails: z
-      .array(z.enum(railIds))
+      .array(railIdSchema())
       .describe('Test mode: enabled rails with no test token configured. Only simulate-payment pays them; nothing sent on their network is detected. Always empty in live mode.'),
     tronAddress: nullableString,
     bscAddress: nullableString,
@@ -39,7 +39,7 @@ export const paymentLinkSchema = z
 
 export const paymentLinkDetailSchema = paymentLinkSchema
   .extend({
-    confirmedRail: z.enum(railIds).nullable(),
+    confirmedRail: railIdSchema().nullable(),
     confirmedAt: nullableString,
     externalId: nullableString,
     payer: nullableString,
@@ -47,7 +47,7 @@ export const paymentLinkDetailSchema = paymentLinkSchema
     simulated: z.boolean(),
     payments: z.array(
       z.object({
-        rail: z.enum(railIds),
+        rail: railIdSchema(),
         externalId: nullableString,
         payer: nullableString,
         amount: nullableString,

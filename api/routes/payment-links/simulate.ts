@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { railIds } from '../../../domain/rails.js';
+import { railIdSchema } from '../../rail-schema.js';
 import { simulateStorePayment } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams, paymentLinkDetailSchema } from './schemas.js';
@@ -12,7 +12,7 @@ export const simulatePaymentRoute = defineRoute({
   tags: ['Payment links'],
   auth: 'secret',
   params: linkIdParams,
-  body: z.strictObject({ rail: z.enum(railIds) }),
+  body: z.strictObject({ rail: railIdSchema() }),
   responses: { 200: { description: 'The link after the payment', schema: paymentLinkDetailSchema } },
   handler: async ({ deps, auth, params, body }) => simulateStorePayment(deps, auth, params.id, body.rail),
 });
