@@ -111,7 +111,7 @@ export async function ensureTemporalCli(opts: TemporalCliOptions = {}): Promise<
   const archive = temporalCliArchiveName();
   let whyNotDownloaded: string;
   if (base === '' || base === 'off') whyNotDownloaded = 'TEMPORAL_CLI_DOWNLOAD_BASE=off';
-  else if (!archive) whyNotDownloaded = `no release archive is published for ${process.platform}/${process.arch}`;
+  else if (!archive) whyNotDownloaded = `no release archive is used for ${process.platform}/${process.arch} (linux and macOS on x64 or arm64 only)`;
   else {
     try {
       await downloadTemporalCli({ base, archive, dir, log });
