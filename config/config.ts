@@ -33,6 +33,7 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().default(8233),
   TEMPORAL_UI_URL: optionalUrl, // the Temporal Web UI the dashboard links workflows to; unset → the embedded dev server's, else no link
   TEMPORAL_CLI_PATH: z.string().optional(),
+  TEMPORAL_CLI_DOWNLOAD_BASE: z.string().optional(), // where the first run downloads the pinned CLI from; `off`: build it with Go
   // The production topology on one machine (`npm run start:cluster`, docs/production.md).
   TEMPORAL_SERVER_PATH: z.string().optional(),
   TEMPORAL_SQL_TOOL_PATH: z.string().optional(),
@@ -125,6 +126,8 @@ export interface Config {
     /** TEMPORAL_UI_URL; runtime/ fills in the embedded dev server's UI when unset. */
     readonly uiUrl: string | undefined;
     readonly cliPath: string | undefined;
+    /** TEMPORAL_CLI_DOWNLOAD_BASE; unset → the pinned version's GitHub release (runtime/temporal-cli.ts). */
+    readonly cliDownloadBase: string | undefined;
     readonly taskQueuePrefix: string;
   };
   /** `npm run start:cluster`: pinned binaries (else cached or built), Temporal's database name, process counts. */
@@ -239,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.TEMPORAL_UI_PORT,
       uiUrl: e.TEMPORAL_UI_URL ? stripSlash(e.TEMPORAL_UI_URL) : undefined,
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
+      cliDownloadBase: e.TEMPORAL_CLI_DOWNLOAD_BASE,
       taskQueuePrefix: e.TASK_QUEUE_PREFIX,
     }),
     cluster: Object.freeze({

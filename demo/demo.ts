@@ -13,6 +13,7 @@ import { demoChainId, startDemoChain, type DemoChain } from './chain.js';
 import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './state.js';
 import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './webhooks.js';
 import { createLogger, startServices, type Running } from '../runtime/services.js';
+import { ensureTemporalCli } from '../runtime/temporal-cli.js';
 
 /**
  * `npm run demo`: the whole product offline on one machine. The embedded stack (PGlite, Temporal
@@ -85,6 +86,11 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
   try {
     const state = await readDemoState(dataDir);
     console.log(`Starting the Malipo demo (offline, test mode) in ${dataDir}…`);
+    // The Temporal CLI first, so that a first run's download or build reports its progress here
+    // (the demo's services log only warnings).
+    const temporalCli = env.TEMPORAL_ADDRESS ? undefined : await ensureTemporalCli({
+      explicitPath: env.TEMPORAL_CLI_PATH || undefined, downloadBase: env.TEMPORAL_CLI_DOWNLOAD_BASE, log: (m) => console.log(m),
+    });
     const chain: DemoChain = await startDemoChain({ dataDir, port: ports.anvil, known: state.tokens });
     stops.push(() => chain.stop());
     const paybill = sandboxPaybill('demo');
@@ -106,6 +112,7 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       MPESA_QUERY_AFTER_SECONDS: '10',
       WEBHOOK_RETRY_SCALE: '0.01',
       ...env,
+      ...(temporalCli ? { TEMPORAL_CLI_PATH: temporalCli } : {}),
       DATA_DIR: dataDir,
       PORT: String(ports.api),
       TEMPORAL_PORT: String(ports.temporal),

@@ -107,7 +107,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     let temporalAddress = config.temporal.address;
     let temporalUiUrl: string | undefined;
     if (!temporalAddress) {
-      const cliPath = await ensureTemporalCli({ explicitPath: config.temporal.cliPath, log: (m) => logger.info(m) });
+      const cliPath = await ensureTemporalCli({ explicitPath: config.temporal.cliPath, downloadBase: config.temporal.cliDownloadBase, log: (m) => logger.info(m) });
       const embedded: EmbeddedTemporal = await startEmbeddedTemporal({
         cliPath,
         dataDir: config.dataDir,

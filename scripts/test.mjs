@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: makes sure the pinned Temporal CLI exists (building it once with Go if needed),
+// `npm test`: makes sure the pinned Temporal CLI exists (downloading or building it once if needed),
 // then runs jest as native ESM. Extra arguments go to jest (e.g. `npm test -- test/unit`).
 import { spawnSync } from 'node:child_process';
 

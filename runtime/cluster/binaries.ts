@@ -1,11 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { isExecutable, onPath } from '../temporal-cli.js';
-
-const run = promisify(execFile);
+import { findGo, goBuildEnv, goInstall, isExecutable, malipoCacheRoot } from '../temporal-cli.js';
 
 /**
  * The pinned Temporal server and UI of the production topology. They are the versions the pinned
@@ -45,8 +40,7 @@ const uiTools: GoTool = {
 };
 
 export function clusterCacheDir(tool: 'server' | 'ui'): string {
-  const base = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'malipo');
-  return join(base, tool === 'server' ? serverTools.folder : uiTools.folder);
+  return join(malipoCacheRoot(), tool === 'server' ? serverTools.folder : uiTools.folder);
 }
 
 export interface ClusterBinaries {
@@ -65,7 +59,7 @@ export interface ClusterBinaryOptions {
 /**
  * Finds the pinned Temporal server, SQL tool and UI server: an explicit path wins, then the cached
  * build under ~/.cache/malipo; otherwise builds them once with `go install` (about 1.5 minutes for
- * the server with a warm module cache, several minutes cold). Like the CLI, never a download.
+ * the server with a warm module cache, several minutes cold). Unlike the CLI, never downloaded: only built from source.
  */
 export async function ensureClusterBinaries(opts: ClusterBinaryOptions = {}): Promise<ClusterBinaries> {
   const [server, sqlTool] = await ensureTool(serverTools, 'server', [opts.serverPath, opts.sqlToolPath], opts.log);
@@ -82,19 +76,19 @@ async function ensureTool(tool: GoTool, which: 'server' | 'ui', explicit: (strin
   const needBuild: GoTool['packages'] = [];
   for (const [i, p] of tool.packages.entries()) if (!explicit[i] && !(await isExecutable(paths[i]!))) needBuild.push(p);
   if (needBuild.length === 0) return paths;
-  const go = (await onPath('go')) ?? ((await isExecutable('/usr/local/go/bin/go')) ? '/usr/local/go/bin/go' : undefined);
+  const go = await findGo();
   const how = `Either install Go (>= 1.25) and run: npm run setup:cluster\n  or download ${tool.release}\n  and give the binaries' paths (TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH, TEMPORAL_UI_SERVER_PATH).`;
   if (!go) throw new Error(`${tool.label} ${tool.version} was not found in ${dir} and Go is not installed to build it.\n  ${how}`);
-  log?.(`Building ${tool.label} ${tool.version} with Go into ${dir} (minutes, once)...`);
+  const env = goBuildEnv(dir);
+  log?.(
+    `Building ${tool.label} ${tool.version} with Go into ${dir} (minutes, once; several cold).\n` +
+      `  Go's module and build caches: ${env.GOMODCACHE} and ${env.GOCACHE} (a few GB; deletable afterwards).`,
+  );
   await mkdir(dir, { recursive: true });
   try {
-    await run(go, ['install', ...needBuild.map((p) => `${p.pkg}@${tool.version}`)], {
-      env: { ...process.env, GOBIN: dir, GOFLAGS: '-trimpath' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await goInstall(go, needBuild.map((p) => `${p.pkg}@${tool.version}`), dir, log ?? (() => {}));
   } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`go install of ${tool.label} ${tool.version} failed:\n${e.stderr ?? e.message}\n\n  ${how}`);
+    throw new Error(`go install of ${tool.label} ${tool.version} failed:\n${(err as Error).message}\n\n  ${how}`);
   }
   return paths;
 }

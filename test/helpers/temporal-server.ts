@@ -15,7 +15,7 @@ export async function startTestTemporal(): Promise<void> {
     throw new Error(`PostgreSQL is not reachable at ${testDatabaseUrl()}: ${err.message}`);
   });
   await client.end();
-  const path = await ensureTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, log: console.log });
+  const path = await ensureTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, downloadBase: process.env.TEMPORAL_CLI_DOWNLOAD_BASE, log: console.log });
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path },

@@ -79,4 +79,11 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/^FROM node:24-bookworm-slim/m);
     expect(text).toMatch(/^USER node$/m);
   });
+
+  it('installs exactly the lockfile (npm ci), as CI does', () => {
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^RUN npm ci --omit=dev\b/m);
+    const ci = readFileSync('.ci/run', 'utf8');
+    expect(ci).toMatch(/^npm ci\b/m);
+    expect(ci).not.toMatch(/^npm install\b/m);
+  });
 });
