@@ -56,7 +56,7 @@ describe('embedded default (npm start)', () => {
 
     const start = () => spawn(process.execPath, ['bin/malipo.mjs', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let child = start();
-    const banner = await waitForOutput(child, 'Malipo is running.', 90_000);
+    const banner = await waitForOutput(child, 'Malipo is running.', 240_000);
     expect(banner).toContain(`Temporal UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
     expect((await httpCall(base, { method: 'GET', url: '/health' })).body).toEqual({ ok: true, database: true });
 
@@ -87,10 +87,10 @@ describe('embedded default (npm start)', () => {
     expect(await exited).toBe(0);
 
     child = start();
-    await waitForOutput(child, 'Malipo is running.', 90_000);
+    await waitForOutput(child, 'Malipo is running.', 240_000);
     expect((await httpCall(base, { method: 'GET', url: chainsUrl })).body.clientName).toBe('Embedded');
     const exited2 = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGINT');
     expect(await exited2).toBe(0);
-  }, 240_000);
+  }, 600_000);
 });

@@ -26,7 +26,12 @@ export function bashBlocks(markdown: string, heading: string): string[] {
   const start = lines.findIndex((l) => l.replace(/^#+\s*/, '') === heading && l.startsWith('#'));
   if (start < 0) throw new Error(`no heading "${heading}"`);
   const level = /^#+/.exec(lines[start]!)![0].length;
-  const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l) && /^#+/.exec(l)![0].length <= level);
+  // A comment line in a code block (`# Register …`) is not a heading: fences are skipped.
+  let fenced = false;
+  const end = lines.findIndex((l, i) => {
+    if (l.startsWith('```')) fenced = !fenced;
+    return i > start && !fenced && /^#+\s/.test(l) && /^#+/.exec(l)![0].length <= level;
+  });
   const section = lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
   return [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
@@ -100,8 +105,9 @@ beforeAll(async () => {
   delete env.TEMPORAL_ADDRESS;
   base = `http://127.0.0.1:${env.PORT}`;
   child = spawn(process.execPath, ['bin/malipo.mjs', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  await waitForOutput(child, 'Malipo is running.', 120_000);
-}, 150_000);
+  // A first start bundles the workflows and migrates PGlite: seconds on a quiet machine, minutes on a busy one.
+  await waitForOutput(child, 'Malipo is running.', 240_000);
+}, 300_000);
 
 afterAll(async () => {
   if (child && child.exitCode === null) {
