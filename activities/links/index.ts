@@ -21,7 +21,7 @@ import type { RailId } from '../../domain/rails.js';
 import { simulatedOnLiveProblem, verifyRecordedDeposit, type VerifiedDeposit } from '../../services/payment-links/deposit-evidence.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { isScanned } from '../../rails/methods.js';
 
 export type { Disposition, PaymentState, VerifiedDeposit };
