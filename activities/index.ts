@@ -1,7 +1,7 @@
 import type { ActivityDeps } from './deps.js';
 import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
-import { createMobileMoneyActivities } from './mobile-money/index.js';
+import { createMobileMoneyActivities } from './mpesa/index.js';
 import { createReconciliationActivities } from './reconciliation/index.js';
 import { createSystemActivities } from './system/index.js';
 import { createWebhookActivities } from './webhooks/index.js';

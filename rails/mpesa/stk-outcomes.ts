@@ -8,7 +8,7 @@ import { maxAmountKes } from './stk-request.js';
 /**
  * How M-Pesa's STK answers are read (pure): what a prompt may be sent with, what a refusal means
  * to the customer, and how Daraja's answer to a status query ends the prompt. The activities
- * (activities/mobile-money/) turn a failure here into the ApplicationFailure of that type.
+ * (activities/mpesa/) turn a failure here into the ApplicationFailure of that type.
  */
 export interface StkFailure {
   type: MpesaFailureType;

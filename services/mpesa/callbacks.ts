@@ -14,7 +14,7 @@ import {
   recordCallback,
   withdrawDisputedReceipt,
   type StkRequestRow,
-} from '../../db/mobile-money-repo.js';
+} from '../../db/mpesa-repo.js';
 import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import type { Metrics } from '../../domain/metrics.js';

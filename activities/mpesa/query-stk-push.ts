@@ -6,7 +6,7 @@ import type { Metrics } from '../../domain/metrics.js';
 import { resultCodeLabel } from '../../rails/mpesa/result-codes.js';
 import { interpretQueryAnswer, type StkQueryResult } from '../../rails/mpesa/stk-outcomes.js';
 import { buildStkQueryBody } from '../../rails/mpesa/stk-request.js';
-import { findStkRequestByCheckoutId } from '../../db/mobile-money-repo.js';
+import { findStkRequestByCheckoutId } from '../../db/mpesa-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';

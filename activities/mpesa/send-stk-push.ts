@@ -14,7 +14,7 @@ import {
   markStkSent,
   releaseStkRequest,
   type StkRequestRow,
-} from '../../db/mobile-money-repo.js';
+} from '../../db/mpesa-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
