@@ -17,7 +17,7 @@ import { decodeEventLog, encodeAbiParameters, encodeEventTopics, getAddress, kec
 import type { DepositOwner } from '../db/chain-repo.js';
 import { decodeTransferLogs } from '../rails/evm/decode-transfers.js';
 import { WatchSet } from '../rails/chain/watch-set.js';
-import { deriveAddress } from '../domain/hd/derive.js';
+import { deriveAddress } from '../rails/chain/derive-address.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

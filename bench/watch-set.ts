@@ -4,7 +4,8 @@
 // measured on a smaller range and scaled by the number of addresses it would derive.
 import { performance } from 'node:perf_hooks';
 import { WatchSet } from '../rails/chain/watch-set.js';
-import { deriveAddress, receiveBranch } from '../domain/hd/derive.js';
+import { receiveBranch } from '../domain/hd/derive.js';
+import { deriveAddress } from '../rails/chain/derive-address.js';
 import { connectAllRails } from '../test/helpers/fixtures.js';
 import { startStack } from '../test/helpers/stack.js';
 import { startTestTemporal, stopTestTemporal } from '../test/helpers/temporal-server.js';

@@ -22,11 +22,6 @@ interface Candidate extends LinkAddress {
   ledger: string;
 }
 
-/** The form an address is recorded and watched in: EVM lowercased, TRON as derived. */
-export function ledgerForm(family: LinkAddressFamily, address: string): string {
-  return family === 'evm' ? address.toLowerCase() : address;
-}
-
 /** How many indexes the next look-ahead reserves after a taken address: grows so a long run costs few round trips. */
 const lookAhead = [1, 16, 128, 1024] as const;
 
@@ -45,14 +40,21 @@ const lookAhead = [1, 16, 128, 1024] as const;
  */
 export async function allocateLinkAddress(
   db: DatabasePool,
-  q: { family: LinkAddressFamily; publicKey: string; ownerId: string; derive: (index: number) => string },
+  q: {
+    family: LinkAddressFamily;
+    publicKey: string;
+    ownerId: string;
+    derive: (index: number) => string;
+    /** The form an address is recorded and watched in: the payment method's `ledgerKey` (EVM lowercased, TRON as derived). */
+    ledgerKey: (address: string) => string;
+  },
 ): Promise<LinkAddress> {
   for (let round = 0; ; round++) {
     const count = lookAhead[Math.min(round, lookAhead.length - 1)]!;
     const first = await reserveIndexes(db, q.family, q.publicKey, count);
     const candidates: Candidate[] = indexesFrom(first, count).map((index) => {
       const address = q.derive(index);
-      return { index, address, ledger: ledgerForm(q.family, address) };
+      return { index, address, ledger: q.ledgerKey(address) };
     });
     const taken = count === 1 ? new Set<string>() : await takenAmong(db, q.family, candidates.map((c) => c.ledger));
     for (const candidate of candidates) {

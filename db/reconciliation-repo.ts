@@ -46,9 +46,6 @@ export async function targetPage(
     ORDER BY t.address LIMIT ${q.limit}`);
 }
 
-/** How the ledger keys an address: EVM addresses in any case, TRON's base58 as written. */
-export const ledgerKey = (family: ReconcileFamily, address: string): string => (family === 'evm' ? address.toLowerCase() : address);
-
 export interface Recorded {
   /** Non-dropped deposits at or below the height. */
   counted: bigint;
@@ -56,25 +53,35 @@ export interface Recorded {
   later: boolean;
 }
 
-const recordedRow = z.object({ key: z.string(), counted: z.string(), later: z.boolean() });
+const recordedRow = z.object({ address: z.string(), counted: z.string(), later: z.boolean() });
 
-/** The ledger's non-dropped deposits per address of the rail, split at `upTo`; absent addresses have none. */
+/**
+ * The ledger's non-dropped deposits per address of the rail, split at `upTo`, keyed by the rail's
+ * ledger form of the address (`ledgerKey`: the payment method's; EVM addresses in any case, TRON's
+ * base58 as written); absent addresses have none. Deposits are read case-blind (the index serves
+ * the lowercased form) and then kept only where their ledger form is one asked for.
+ */
 export async function recordedDeposits(
   db: CommonQueryMethods,
-  q: { rail: string; env: Environment; family: ReconcileFamily; addresses: readonly string[]; upTo: bigint },
+  q: { rail: string; env: Environment; ledgerKey: (address: string) => string; addresses: readonly string[]; upTo: bigint },
 ): Promise<Map<string, Recorded>> {
   if (q.addresses.length === 0) return new Map();
-  const lowered = q.addresses.map((a) => a.toLowerCase());
-  // TRON's base58 is case-sensitive: matched exactly too (the index serves the lowercased form).
-  const exact = q.family === 'tron' ? sql.fragment`AND to_address = ANY(${sql.array([...q.addresses], 'text')})` : sql.fragment``;
+  const wanted = new Set(q.addresses.map(q.ledgerKey));
   const rows = await db.any(sql.type(recordedRow)`
-    SELECT ${q.family === 'evm' ? sql.fragment`lower(to_address)` : sql.fragment`to_address`} AS key,
+    SELECT to_address AS address,
       coalesce(sum(amount_minor) FILTER (WHERE block_number <= ${String(q.upTo)}), 0)::text AS counted,
       bool_or(block_number > ${String(q.upTo)}) AS later
     FROM chain_deposits
-    WHERE rail = ${q.rail} AND environment = ${q.env} AND state <> 'dropped' AND lower(to_address) = ANY(${sql.array(lowered, 'text')}) ${exact}
-    GROUP BY 1`);
-  return new Map(rows.map((r) => [r.key, { counted: BigInt(r.counted), later: r.later }]));
+    WHERE rail = ${q.rail} AND environment = ${q.env} AND state <> 'dropped' AND lower(to_address) = ANY(${sql.array(q.addresses.map((a) => a.toLowerCase()), 'text')})
+    GROUP BY to_address`);
+  const recorded = new Map<string, Recorded>();
+  for (const r of rows) {
+    const key = q.ledgerKey(r.address);
+    if (!wanted.has(key)) continue;
+    const before = recorded.get(key) ?? { counted: 0n, later: false };
+    recorded.set(key, { counted: before.counted + BigInt(r.counted), later: before.later || r.later });
+  }
+  return recorded;
 }
 
 const stateRow = z.object({ address: z.string(), adjustment_minor: z.string(), matched_block: z.string().nullable() });

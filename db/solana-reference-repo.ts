@@ -3,8 +3,6 @@ import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
 import { depositRow, type DepositOwner, type DepositRow } from './chain-repo.js';
 
-export const solRail = 'USDT_SOL';
-
 /** A signature and its slot: how far a reference's history has been read. */
 export interface SignatureMark {
   signature: string;
@@ -28,16 +26,17 @@ export async function openReferenceRows(db: CommonQueryMethods, env: Environment
 const markRow = z.object({ owner_kind: z.string(), owner_id: z.string(), tx_hash: z.string(), block_number: z.string() });
 
 /**
- * Per owner, the newest deposit still standing (not dropped): everything older than it on the
- * reference has been read, because a reference's history is always read oldest first. This is
- * the durable floor of the per-reference `until` after a restart.
+ * Per owner, the newest deposit on the reference rail (`rail`, as its scanner passes it) still
+ * standing (not dropped): everything older than it on the reference has been read, because a
+ * reference's history is always read oldest first. This is the durable floor of the
+ * per-reference `until` after a restart.
  */
-export async function lastDeposits(db: CommonQueryMethods, env: Environment, owners: readonly DepositOwner[]): Promise<Map<string, SignatureMark>> {
+export async function lastDeposits(db: CommonQueryMethods, rail: string, env: Environment, owners: readonly DepositOwner[]): Promise<Map<string, SignatureMark>> {
   const marks = new Map<string, SignatureMark>();
   if (owners.length === 0) return marks;
   const rows = await db.any(sql.type(markRow)`
     SELECT DISTINCT ON (owner_kind, owner_id) owner_kind, owner_id, tx_hash, block_number::text FROM chain_deposits
-    WHERE rail = ${solRail} AND environment = ${env} AND state <> 'dropped'
+    WHERE rail = ${rail} AND environment = ${env} AND state <> 'dropped'
       AND owner_id = ANY(${sql.array(owners.map((o) => o.id), 'text')})
     ORDER BY owner_kind, owner_id, block_number DESC`);
   for (const r of rows) marks.set(`${r.owner_kind}:${r.owner_id}`, { signature: r.tx_hash, slot: Number(r.block_number) });
@@ -48,12 +47,12 @@ export async function lastDeposits(db: CommonQueryMethods, env: Environment, own
  * Dropped deposits whose owner is still watched: re-checked every tick, so a transaction that
  * lands again (in another fork, or a status that was wrongly missing) is found again.
  */
-export async function droppedOpenDeposits(db: CommonQueryMethods, env: Environment): Promise<DepositRow[]> {
+export async function droppedOpenDeposits(db: CommonQueryMethods, rail: string, env: Environment): Promise<DepositRow[]> {
   return [...(await db.any(sql.type(depositRow)`
     SELECT d.tx_hash, d.log_index, d.to_address, d.from_address, d.amount_minor::text, d.decimals, d.block_number::text,
       d.block_hash, d.owner_kind, d.owner_id, d.store_id, d.derived_index, d.state, d.signalled
     FROM chain_deposits d
-    WHERE d.rail = ${solRail} AND d.environment = ${env} AND d.state = 'dropped' AND EXISTS (
+    WHERE d.rail = ${rail} AND d.environment = ${env} AND d.state = 'dropped' AND EXISTS (
       SELECT 1 FROM watched_addresses w WHERE w.family = 'sol_ref' AND w.environment = d.environment
         AND w.owner_kind = d.owner_kind AND w.owner_id = d.owner_id AND w.watch_until > now())
     ORDER BY d.block_number LIMIT 256`))];

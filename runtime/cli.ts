@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { openPool } from '../db/pool.js';
 import { createStore } from '../db/store-repo.js';
 import { addStoreOwner, normalEmail } from '../services/dashboard/accounts.js';
-import { reencryptAllCredentials } from '../services/mobile-money/reencrypt.js';
+import { reencryptAllCredentials } from '../services/mpesa/reencrypt.js';
 import { reencryptWebhookSecrets } from '../services/webhooks/reencrypt-secrets.js';
 import { reencryptSealedResponses } from '../api/plugins/idempotency-reencrypt.js';
 import { loadConfig, type Config } from '../config/config.js';

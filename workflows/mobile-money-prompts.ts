@@ -1,6 +1,6 @@
 import { log, proxyActivities } from '@temporalio/workflow';
-import type { MobileMoneyActivities, PromptSettlement } from '../activities/mobile-money/index.js';
-import { mobileMoneyActivityOptions } from '../activities/mobile-money/options.js';
+import type { MobileMoneyActivities, PromptSettlement } from '../activities/mpesa/index.js';
+import { mobileMoneyActivityOptions } from '../activities/mpesa/options.js';
 import type { RailId } from '../domain/rails.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
 

@@ -3,7 +3,7 @@ import type { Cursor } from '../../db/chain-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { railFacts } from '../../rails/registry.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
 import type { TickResult } from '../../rails/evm/scan-tick.js';
 import { adapterOf } from '../../rails/adapters.js';

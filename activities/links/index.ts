@@ -16,61 +16,35 @@ import type { Metrics } from '../../domain/metrics.js';
 import { invoiceDto } from '../../services/invoices/dto.js';
 import { paymentLinkDetailDto } from '../../services/payment-links/dto.js';
 import { findInvoiceView } from '../../db/invoice-repo.js';
-import { isRailId, railFacts } from '../../rails/registry.js';
-import { depositEvidenceProblem, parseDepositKey } from '../../domain/deposit-evidence.js';
+import { parseDepositKey } from '../../domain/deposit-evidence.js';
 import type { RailId } from '../../domain/rails.js';
+import { simulatedOnLiveProblem, verifyRecordedDeposit, type VerifiedDeposit } from '../../services/payment-links/deposit-evidence.js';
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { isScanned } from '../../rails/methods.js';
 
-export type { Disposition, PaymentState };
-
-export interface VerifiedDeposit {
-  state: 'seen' | 'confirmed' | 'dropped';
-  report: PaymentReport;
-}
+export type { Disposition, PaymentState, VerifiedDeposit };
 
 /** At most this many deposits per pull (the workflow pulls again while `more`): a bounded history event. */
 export const evidencePageSize = 50;
 /** Rows looked at per pull, past which the rest waits for the next pull (rows that do not fit the link are skipped). */
 const evidenceScanLimit = 1_000;
 
-/**
- * The recorded deposit checked against the rail, the link's address and the rail's units, as a
- * report the workflow can count; null (and a warning) when it does not fit the link.
- */
+/** The recorded deposit as the workflow counts it; null (and a warning) when it does not fit the link. */
 function verified(linkId: string, rail: RailId, row: DepositEvidenceRow): VerifiedDeposit | null {
-  if (!isScanned(rail)) return null;
-  const key = `${row.tx_hash}:${row.log_index}`;
-  const problem = depositEvidenceProblem(rail, railFacts[rail], {
-    toAddress: row.to_address,
-    decimals: row.decimals,
-    linkAddresses: { tron: row.tron_address, evm: row.evm_address, solana: row.solana_address },
-  });
-  if (problem) {
-    log.warn('recorded deposit does not fit the link; not counted', { linkId, rail, key, problem });
+  const checked = verifyRecordedDeposit(rail, row);
+  if (checked && 'problem' in checked) {
+    log.warn('recorded deposit does not fit the link; not counted', { linkId, rail, key: checked.key, problem: checked.problem });
     return null;
   }
-  return {
-    state: row.state,
-    report: {
-      rail,
-      key,
-      externalId: row.tx_hash,
-      payer: row.from_address,
-      amountMinor: row.amount_minor,
-      decimals: row.decimals,
-      blockNumber: Number(row.block_number),
-      at: new Date(row.updated_at).toISOString(),
-    },
-  };
+  return checked?.deposit ?? null;
 }
 
-/** A simulated payment exists only in the test environment: refused here as well as by the API and the schema. */
+/** Refuses (non-retryable) a simulated payment on a live link (services/payment-links/deposit-evidence.ts). */
 async function refuseSimulatedOnLive(db: CommonQueryMethods, linkId: string, report: PaymentReport): Promise<void> {
-  if (!report.simulated) return;
-  if ((await findLinkById(db, linkId))?.environment !== 'test') throw ApplicationFailure.nonRetryable('Simulated payments exist only in the test environment.', 'SimulatedOnLive');
+  const problem = await simulatedOnLiveProblem(db, linkId, report);
+  if (problem) throw ApplicationFailure.nonRetryable(problem, 'SimulatedOnLive');
 }
 
 /**

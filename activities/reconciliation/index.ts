@@ -5,7 +5,7 @@ import type { UsdtRail } from '../../domain/rails.js';
 import { reconcileChain } from '../../rails/chain/reconcile-view.js';
 import { usdtRails } from '../../rails/registry.js';
 import { reconcilePage, type PageResult } from '../../services/reconciliation/reconcile.js';
-import type { ActivityDeps } from '../index.js';
+import type { ActivityDeps } from '../deps.js';
 import { createDispatchActivities } from '../webhooks/dispatch.js';
 
 /** Addresses per page: one balance request on an EVM rail (rails/evm/balances.ts), a short activity. */

@@ -15,19 +15,12 @@ import { inParallel } from '../../rails/chain/reads.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
+import { fanOutConcurrency, inlineBudget } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { activityContext, createAttempts, type AttemptOutcome, type Keyrings } from './deliver.js';
 
 /** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
-/** Deliveries in flight at once when one event fans out to many endpoints. */
-const fanOutConcurrency = 32;
-/**
- * A first attempt is made inline only if it starts within this long of the dispatch: each may
- * take the 10 s an endpoint is given, and the dispatch activity has 30 s. Endpoints left over
- * get their first attempt from their delivery workflow instead.
- */
-const inlineBudgetMs = 15_000;
 
 type Deps = { pool: DatabasePool; temporal: Client; config: ServiceSettings; metrics?: Metrics; tracer?: Tracer };
 
@@ -86,7 +79,7 @@ export function createDispatchActivities(deps: Deps) {
     if (!event) throw new Error(`event ${eventId} is not in the outbox (yet)`);
     const endpoints = await matchingEndpoints(deps.pool, event);
     const logged = new Map((await findDeliveriesByIds(deps.pool, endpoints.map((e) => firstDeliveryId(event.id, e.id)))).map((d) => [d.endpoint_id, d]));
-    const inlineUntil = performance.now() + inlineBudgetMs;
+    const inTime = inlineBudget(performance.now());
     // Heartbeats let Temporal retry the dispatch within seconds if this worker dies mid-fan-out.
     const ctx = activityContext();
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
@@ -94,7 +87,7 @@ export function createDispatchActivities(deps: Deps) {
     let outcomes: Array<{ sent: boolean; retrying: boolean }>;
     try {
       outcomes = await inParallel(endpoints, fanOutConcurrency, (endpoint) =>
-        firstAttempt(event, endpoint, logged.get(endpoint.id), inline && performance.now() < inlineUntil, keyrings));
+        firstAttempt(event, endpoint, logged.get(endpoint.id), inline && inTime(performance.now()), keyrings));
     } finally {
       if (beat) clearInterval(beat);
     }

@@ -1,7 +1,5 @@
 import { BIP32Factory, type BIP32Interface } from 'bip32';
 import * as ecc from 'tiny-secp256k1';
-import { evmAddress, tronAddress } from './address.js';
-import type { WalletKind } from './xpub.js';
 
 const bip32 = BIP32Factory(ecc);
 
@@ -30,7 +28,7 @@ function publicChild(parent: BIP32Interface, index: number): BIP32Interface {
 }
 
 /**
- * The serialized extended public key of `<xpub>/<index>`: the primitive `deriveAddress` is built
+ * The serialized extended public key of `<xpub>/<index>`: the primitive `derivePublicKey` is built
  * on, exposed so BIP32's published vectors can check each public step.
  */
 export function deriveChildXpub(xpub: string, index: number): string {
@@ -58,10 +56,13 @@ function branchNode(xpub: string, branch: Branch): BIP32Interface {
   return node;
 }
 
-/** The address at `<xpub>/<branch>/<index>` for a TRON or EVM account key (validated beforehand). */
-export function deriveAddress(xpub: string, kind: WalletKind, branch: Branch, index: number): string {
+/**
+ * The 64-byte uncompressed secp256k1 public key (without the 0x04 prefix) at
+ * `<xpub>/<branch>/<index>`, for a key validated beforehand. Turning it into an address is the
+ * rail's (rails/tron/address.ts, rails/evm/address.ts; rails/chain/derive-address.ts).
+ */
+export function derivePublicKey(xpub: string, branch: Branch, index: number): Uint8Array {
   assertIndex(index);
   const child = publicChild(branchNode(xpub, branch), index);
-  const uncompressed = ecc.pointCompress(child.publicKey, false).subarray(1);
-  return kind === 'evm' ? evmAddress(uncompressed) : tronAddress(uncompressed);
+  return ecc.pointCompress(child.publicKey, false).subarray(1);
 }

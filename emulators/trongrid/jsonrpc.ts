@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressToEvmHex } from '../../rails/tron/address.js';
 
 /**
  * TronGrid's Ethereum-compatible JSON-RPC (`POST /jsonrpc`, java-tron's `/jsonrpc` service) over

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toFunctionSelector } from 'viem';
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { answerJsonRpc, TronChain } from './jsonrpc.js';
 import { triggerTransactionJson } from './transaction.js';
 

@@ -1,5 +1,5 @@
 import type { DepositOwner } from '../../db/chain-repo.js';
-import { tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressToEvmHex } from '../tron/address.js';
 import { AddressIndex, notHex } from './address-index.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { getAddress, type Address, type PublicClient } from 'viem';
 import type { Environment } from '../../domain/environment.js';
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../tron/address.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { balanceClient, firstBlockAtOrAfter, incomingTransfers, receiptVouches, tokenBalancesAt } from '../evm/balances.js';
 import { usableRpcUrls } from '../evm/chain-ids.js';

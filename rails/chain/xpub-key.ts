@@ -1,4 +1,5 @@
-import { deriveAddress, receiveBranch } from '../../domain/hd/derive.js';
+import { receiveBranch } from '../../domain/hd/derive.js';
+import { deriveAddress } from './derive-address.js';
 import { accountPaths, validateAccountXpub, XpubError, type WalletKind } from '../../domain/hd/xpub.js';
 import { StoreKeyError, type WalletKey } from '../payment-method.js';
 

@@ -1,4 +1,14 @@
-import type { TransferLog } from './transfer-logs.js';
+/** One ERC-20 `Transfer` as the watchers and the reconciler read it. */
+export interface TransferLog {
+  txHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  blockHash: string;
+  /** 20-byte lowercase hex addresses; TRON adapters turn them into base58. */
+  from: string;
+  to: string;
+  value: bigint;
+}
 
 /**
  * `Transfer(address indexed from, address indexed to, uint256 value)` logs decoded straight from

@@ -1,18 +1,9 @@
 import { numberToHex, parseAbiItem, type Address, type PublicClient } from 'viem';
-import { decodeTransferLogs, transferTopic, type RawLog } from './decode-transfers.js';
+import { decodeTransferLogs, transferTopic, type RawLog, type TransferLog } from './decode-transfers.js';
+
+export type { TransferLog };
 
 export const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
-
-export interface TransferLog {
-  txHash: string;
-  logIndex: number;
-  blockNumber: bigint;
-  blockHash: string;
-  /** 20-byte lowercase hex addresses; TRON adapters turn them into base58. */
-  from: string;
-  to: string;
-  value: bigint;
-}
 
 /** Errors by which providers say a range holds too many results or is too wide (halve and retry). */
 const tooMuch = /too many|limit exceeded|response size|-32005|range|exceed max block range|413/i;

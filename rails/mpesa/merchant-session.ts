@@ -2,7 +2,7 @@ import { decryptCredential, encryptCredential, CredentialCryptoError, type Keyri
 import type { Environment } from '../../domain/environment.js';
 import { classifyDarajaError } from './daraja-errors.js';
 import type { MpesaMerchant } from './merchant.js';
-import { findConnection, findToken, saveToken, withTokenLock, type ConnectionRow } from '../../db/mobile-money-repo.js';
+import { findConnection, findToken, saveToken, withTokenLock, type ConnectionRow } from '../../db/mpesa-repo.js';
 import type { DatabasePool } from 'slonik';
 import type { MpesaEndpoints } from '../settings.js';
 import { darajaBaseUrl, fetchAccessToken, postJson, type JsonAnswer } from './daraja-client.js';

@@ -4,7 +4,8 @@ import { droppedOpenDeposits, lastDeposits, openReferenceRows } from '../../db/s
 import type { Environment } from '../../domain/environment.js';
 import type { WatchSet } from '../chain/watch-set.js';
 
-export { solRail } from '../../db/solana-reference-repo.js';
+/** The rail Solana Pay references are paid on (rails/solana/facts.ts); the repository is handed it. */
+export const solRail = 'USDT_SOL' as const;
 
 /** An open Solana Pay reference, the wallet its payments must reach, and who owns it. */
 export interface OpenReference {

@@ -79,7 +79,7 @@ export async function scanSolanaTick(pool: DatabasePool, view: SolanaChainView, 
   if (!state) states.set(watch, (state = new ScanState()));
   await watch.refresh(pool, nowMs);
   const { slice, roundEnds } = state.nextSlice(await openReferences(pool, environment, watch, nowMs));
-  const floors = await lastDeposits(pool, environment, slice.map((r) => r.owner));
+  const floors = await lastDeposits(pool, solRail, environment, slice.map((r) => r.owner));
   const ctx: ReadContext = { pool, connection, environment, mint: view.mint, budget: { transactions: maxTransactionsPerTick } };
   const results = await inParallel(slice, concurrency, (r) => readReference(ctx, r, state.of(r.reference), floors.get(ownerKey(r.owner))));
   const readFailures = await settleSeen(pool, view, finalized, retry);
@@ -147,7 +147,7 @@ async function settleSeen(pool: DatabasePool, view: SolanaChainView, finalized: 
 
 /** A dropped deposit whose transaction the cluster knows again (landed in another fork) is seen again, at its new slot. */
 async function recheckDropped(pool: DatabasePool, view: SolanaChainView, retry: ReadRetry): Promise<void> {
-  const dropped: DepositRow[] = await droppedOpenDeposits(pool, view.environment);
+  const dropped: DepositRow[] = await droppedOpenDeposits(pool, solRail, view.environment);
   if (dropped.length === 0) return;
   const res = await statuses(view.connection, dropped.map((d) => d.tx_hash), retry);
   if (!res) return;

@@ -1,4 +1,4 @@
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressFromBytes, tronAddressToEvmHex } from './address.js';
 import { reconcileChain } from '../chain/reconcile-view.js';
 import { scanEvmTick } from '../evm/scan-tick.js';
 import { evmChainView, type EvmDialect } from '../evm/watch-view.js';

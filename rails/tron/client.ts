@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressToEvmHex } from './address.js';
 
 /**
  * Read access to TRON through TronGrid's HTTP API (or any java-tron full node, which serves the

@@ -1,4 +1,4 @@
-import { isTronAddress } from '../../domain/hd/address.js';
+import { isTronAddress } from './address.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { xpubWalletKey } from '../chain/xpub-key.js';
 import type { PaymentMethod } from '../payment-method.js';

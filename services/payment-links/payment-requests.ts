@@ -6,7 +6,8 @@ import { findStorePolicy, type CreationContext, type StorePolicy } from '../../d
 import type { StoreConnections } from '../../domain/rails.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
+import { linkBranch } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { formatUsdt, parseUsdt } from '../../domain/money.js';
 import { type RailId, type RailRequirement } from '../../domain/rails.js';
 import { availableRails, linkRailTerms, railFacts as railSpecs } from '../../rails/registry.js';
@@ -19,6 +20,7 @@ import { isSimulatedOnly, railEndpoint } from '../../rails/settings.js';
 import { ensureChainWatchers } from '../chains/watchers.js';
 import { handoffFor } from './start-handoff.js';
 import { isScanned, methodOf, paidByPrompt } from '../../rails/methods.js';
+import type { PaymentMethod } from '../../rails/payment-method.js';
 
 /**
  * What payment links and invoices share: rail availability, address allocation on the link
@@ -46,8 +48,8 @@ export function assertRailsAvailable(auth: StoreScope, wanted: readonly RailId[]
  * The key's next link-branch address that no link or invoice was ever given (the sequence is the
  * key's, shared by every store and environment holding it: db/link-address-repo.ts).
  */
-function linkAddress(db: DatabasePool, family: LinkAddressFamily, xpub: string, ownerId: string) {
-  return allocateLinkAddress(db, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index) });
+function linkAddress(db: DatabasePool, method: PaymentMethod, family: LinkAddressFamily, xpub: string, ownerId: string) {
+  return allocateLinkAddress(db, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index), ledgerKey: method.ledgerKey });
 }
 
 export interface PaymentRequestSpec {
@@ -95,8 +97,8 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
 
   // Addresses first, each statement committing on its own (no lock held across round trips, no
   // derivation inside one), then the link and its watched addresses in one short transaction.
-  const derivedSlots = methods.flatMap((m) => (m.receives === 'derived_address' && m.walletKey ? [m.walletKey.slot as LinkAddressFamily] : []));
-  const derived = new Map(await Promise.all(derivedSlots.map(async (slot) => [slot, await linkAddress(deps.pool, slot, keys[slot]!, spec.id)] as const)));
+  const derivedSlots = methods.flatMap((m) => (m.receives === 'derived_address' && m.walletKey ? [{ method: m, slot: m.walletKey.slot as LinkAddressFamily }] : []));
+  const derived = new Map(await Promise.all(derivedSlots.map(async ({ method, slot }) => [slot, await linkAddress(deps.pool, method, slot, keys[slot]!, spec.id)] as const)));
   const shortcode = spec.rails.some(paidByPrompt) ? store.shortcode : null;
   // One statement: the link and its watched addresses land together or not at all.
   const row = await insertLink(deps.pool, {

@@ -6,7 +6,6 @@ import {
   addressStates,
   adjustForOutflow,
   insertFinding,
-  ledgerKey,
   markMatched,
   markRescanned,
   openMismatches,
@@ -98,14 +97,15 @@ export async function reconcilePage(deps: ReconcileDeps, chain: ReconcileChain, 
 
 /** Balances against the ledger; each address read for the first time is remembered with its opening adjustment. */
 async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: readonly TargetRow[], snap: BalanceSnapshot): Promise<{ judged: Judged[]; written: Set<string> }> {
-  const { rail, environment: env, family } = chain;
+  const { rail, environment: env } = chain;
   const addresses = targets.map((t) => t.address);
-  const recorded = await recordedDeposits(pool, { rail, env, family, addresses, upTo: snap.countUpTo });
+  const { ledgerKey } = methodOf(rail);
+  const recorded = await recordedDeposits(pool, { rail, env, ledgerKey, addresses, upTo: snap.countUpTo });
   const states = await addressStates(pool, rail, env, addresses);
   const judged: Judged[] = [];
   targets.forEach((target, i) => {
     const balance = snap.balances[i];
-    const rec = recorded.get(ledgerKey(family, target.address)) ?? { counted: 0n, later: false };
+    const rec = recorded.get(ledgerKey(target.address)) ?? { counted: 0n, later: false };
     if (balance === undefined || (!snap.exact && rec.later)) return;
     const state = states.get(target.address) ?? { adjustment: openingAdjustment(target.owner_kind, balance, rec.counted), matchedBlock: null };
     judged.push({ target, balance, recorded: rec.counted, state });
@@ -137,8 +137,9 @@ async function settleAddress(deps: ReconcileDeps, chain: ReconcileChain, snap: B
         'deposits recorded by the reconciler (targeted rescan)',
       );
     }
-    const again = await recordedDeposits(deps.pool, { rail: chain.rail, env: chain.environment, family: chain.family, addresses: [j.target.address], upTo: snap.countUpTo });
-    const rec = again.get(ledgerKey(chain.family, j.target.address)) ?? { counted: 0n, later: false };
+    const { ledgerKey } = methodOf(chain.rail);
+    const again = await recordedDeposits(deps.pool, { rail: chain.rail, env: chain.environment, ledgerKey, addresses: [j.target.address], upTo: snap.countUpTo });
+    const rec = again.get(ledgerKey(j.target.address)) ?? { counted: 0n, later: false };
     if (!snap.exact && rec.later) return 'undecided';
     recorded = rec.counted;
     verdict = judge(j.balance, recorded, j.state.adjustment);

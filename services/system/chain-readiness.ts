@@ -2,22 +2,10 @@ import type { DatabasePool } from 'slonik';
 import { cursorAges } from '../../db/chain-repo.js';
 import { chainIdStatus, chainIdTargets, describeChainIdStatus } from '../../rails/evm/chain-id-check.js';
 import { providerHealth } from '../../rails/chain/providers.js';
-import { watcherBounds, watcherPositions, type WatcherBounds, type WatcherFailure, type WatcherPosition } from '../../rails/chain/watcher-positions.js';
+import { watcherBounds, watcherPositions, type WatcherBounds, type WatcherPosition } from '../../rails/chain/watcher-positions.js';
 import type { ServiceSettings } from '../settings.js';
 import { withinDeadline } from './deadline.js';
-import type { ReadinessCheck } from './readiness.js';
-
-/** Where a watcher stands, as GET /ready shows it. */
-export interface WatcherStatus {
-  headBlock: number | null;
-  readToBlock: number | null;
-  lagBlocks: number | null;
-  /** Seconds since the chain was last read, by this process or (from the saved cursor) another worker; null before the first read. */
-  lastReadSecondsAgo: number | null;
-  /** Why this process's latest tick failed; null when it succeeded. */
-  failing: WatcherFailure | null;
-  bounds: { staleSeconds: number; lagBlocks: number };
-}
+import type { ReadinessCheck, WatcherStatus } from './readiness-check.js';
 
 type Deps = { pool: DatabasePool; config: Pick<ServiceSettings, 'rails' | 'chainPollMs' | 'readyChain'> };
 

@@ -2,11 +2,12 @@ import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { shippedMigrations } from '../../db/migrate.js';
 import { appliedMigrations, pingDatabase } from '../../db/pool.js';
-import type { ChainIdStatus } from '../../rails/evm/chain-id-check.js';
-import type { ProviderHealth } from '../../rails/chain/providers.js';
 import type { ServiceSettings } from '../settings.js';
-import { chainChecks, type WatcherStatus } from './chain-readiness.js';
+import { chainChecks } from './chain-readiness.js';
+import type { ReadinessCheck } from './readiness-check.js';
 import { withinDeadline, checkTimeoutMs } from './deadline.js';
+
+export type { ReadinessCheck };
 
 /**
  * Whether this process should be sent traffic (GET /ready), as a list of named checks: the
@@ -20,20 +21,6 @@ import { withinDeadline, checkTimeoutMs } from './deadline.js';
  * can name the host it failed to reach), only what was found in our words; a chain provider's
  * reason is shown with its addresses removed (chain-readiness.ts).
  */
-export interface ReadinessCheck {
-  /** What is checked: `database`, `migrations`, `temporal`, `redis`, `chain-id:<RAIL>:<env>`, `providers:<RAIL>:<env>`, `watcher:<RAIL>:<env>`. */
-  name: string;
-  ok: boolean;
-  /** What was found, for people; never a URL or host. */
-  detail: string;
-  /** `chain-id:` checks: what each RPC of the rail answered to eth_chainId. */
-  chainId?: ChainIdStatus;
-  /** `providers:` checks: each RPC (by position, never its URL or host) as this process's chain watchers last found it. */
-  providers?: Omit<ProviderHealth, 'host'>[];
-  /** `watcher:` checks: where the watcher stands and its bounds. */
-  watcher?: WatcherStatus;
-}
-
 export interface Readiness {
   ready: boolean;
   checks: ReadinessCheck[];

@@ -13,7 +13,8 @@ import {
 import { findWalletKeys } from '../../db/store-repo.js';
 import { raiseHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import { deriveAddress, maxIndex, receiveBranch } from '../../domain/hd/derive.js';
+import { maxIndex, receiveBranch } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 
 /**
  * Which receive-branch addresses the transfer.confirmed watcher matches (the watch policy,

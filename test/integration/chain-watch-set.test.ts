@@ -9,7 +9,7 @@ import { WatchSet } from '../../rails/chain/watch-set.js';
 import { backfillLegacyDerivedAddresses } from '../../services/wallets/derived-addresses.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { connectAllRails, randomAccountXpubs } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -4,7 +4,7 @@ import { getAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { recordHandedOut } from '../../services/wallets/derived-addresses.js';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -22,7 +22,7 @@ import { solanaView } from '../../rails/solana/view.js';
 import { startSolanaEmulator } from '../../emulators/solana/server.js';
 import { startTronGridEmulator } from '../../emulators/trongrid/server.js';
 import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../domain/hd/address.js';
+import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { evmClient } from '../../rails/evm/client.js';
 import { readSolidifiedBlock } from '../../rails/tron/client.js';
 import { eventually } from '../helpers/wait.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { tronAddressFromBytes } from '../../domain/hd/address.js';
+import { tronAddressFromBytes } from '../../rails/tron/address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
 import { connectAllRails } from '../helpers/fixtures.js';

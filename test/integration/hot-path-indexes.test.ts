@@ -74,7 +74,7 @@ describe('owner lookups use an index', () => {
   const cases: Array<[string, (p: DatabasePool) => Promise<unknown>, string]> = [
     ["an invoice poll reads the invoice's latest deposit", (p) => findInvoiceView(p, 'pl_4242'), 'chain_deposits'],
     ['the evidence check of a deposit reported to a link', (p) => findLinkDeposit(p, 'pl_4243', 'USDT_BSC', 'tx4243', 0), 'chain_deposits'],
-    ["the Solana watcher's last deposit per open owner", (p) => lastDeposits(p, 'test', [{ kind: 'payment_link', id: 'pl_4243', storeId: 'store' }]), 'chain_deposits'],
+    ["the Solana watcher's last deposit per open owner", (p) => lastDeposits(p, 'USDT_SOL', 'test', [{ kind: 'payment_link', id: 'pl_4243', storeId: 'store' }]), 'chain_deposits'],
     ['a closing link stops being watched', (p) => stopWatchingOwner(p, 'pl_4243'), 'watched_addresses'],
   ];
   for (const [what, work, table] of cases) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Address } from 'viem';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails } from '../helpers/fixtures.js';

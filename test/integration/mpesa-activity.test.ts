@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createMobileMoneyActivities } from '../../activities/mobile-money/index.js';
+import { createMobileMoneyActivities } from '../../activities/mpesa/index.js';
 import { openMerchantSession } from '../../rails/mpesa/merchant-session.js';
-import { reencryptAllCredentials } from '../../services/mobile-money/reencrypt.js';
-import { findStkRequest } from '../../db/mobile-money-repo.js';
+import { reencryptAllCredentials } from '../../services/mpesa/reencrypt.js';
+import { findStkRequest } from '../../db/mpesa-repo.js';
 import { hashCallbackToken } from '../../rails/mpesa/callback-token.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';

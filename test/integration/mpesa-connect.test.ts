@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { connectMobileMoney } from '../../services/mobile-money/connect.js';
+import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { keyringFor } from '../../services/keyring.js';
 import { decryptConnection } from '../../rails/mpesa/merchant-session.js';
-import { findConnection, findToken } from '../../db/mobile-money-repo.js';
+import { findConnection, findToken } from '../../db/mpesa-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { AppError } from '../../domain/errors.js';

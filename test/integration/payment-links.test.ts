@@ -3,7 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { connectAllRails, evmXpub, solanaWallet, tronXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';

@@ -4,7 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { createReconciliationActivities } from '../../activities/reconciliation/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { tronAddressFromBytes } from '../../domain/hd/address.js';
+import { tronAddressFromBytes } from '../../rails/tron/address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { connectAllRails } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';

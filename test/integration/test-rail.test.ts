@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getAddress, type Address } from 'viem';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress, linkBranch } from '../../domain/hd/derive.js';
+import { linkBranch } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { registerRail } from '../../rails/register.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { randomAccountXpubs } from '../helpers/fixtures.js';

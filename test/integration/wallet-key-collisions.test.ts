@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { randomAccountXpubs, solanaWallet } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

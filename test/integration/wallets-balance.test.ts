@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { EvmReadError, readErc20Balance } from '../../rails/evm/client.js';
 import { readTrc20Balance, TronReadError } from '../../rails/tron/client.js';
-import { tronAddressFromBytes } from '../../domain/hd/address.js';
+import { tronAddressFromBytes } from '../../rails/tron/address.js';
 import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { encodeTriggerRaw } from '../../emulators/trongrid/transaction.js';
 import { loadConfig } from '../../config/config.js';

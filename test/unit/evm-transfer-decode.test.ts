@@ -4,7 +4,7 @@ import { decodeEventLog, encodeAbiParameters, encodeEventTopics, parseAbiItem, t
 import { decodeTransferLogs, transferTopic, type RawLog } from '../../rails/evm/decode-transfers.js';
 import { AddressBook, evmKey } from '../../rails/chain/address-book.js';
 import { WatchSet } from '../../rails/chain/watch-set.js';
-import { tronAddressFromBytes } from '../../domain/hd/address.js';
+import { tronAddressFromBytes } from '../../rails/tron/address.js';
 
 /** Transfer logs decoded by their fixed layout, checked against viem's ABI decoder. */
 const transfer = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');

@@ -3,7 +3,8 @@ import { HDKey } from '@scure/bip32';
 import { computeAddress, HDNodeWallet } from 'ethers';
 import { randomBytes } from 'node:crypto';
 import { TronWeb } from 'tronweb';
-import { deriveAddress, maxIndex, type Branch } from '../../domain/hd/derive.js';
+import { maxIndex, type Branch } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { validateAccountXpub } from '../../domain/hd/xpub.js';
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { deriveAddress, deriveChildXpub } from '../../domain/hd/derive.js';
+import { deriveChildXpub } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { validateAccountXpub } from '../../domain/hd/xpub.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/hd/abandon-about.json', import.meta.url), 'utf8'));

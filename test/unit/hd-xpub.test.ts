@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import bs58 from 'bs58';
 import { createHash } from 'node:crypto';
-import { deriveAddress, deriveChildXpub } from '../../domain/hd/derive.js';
+import { deriveChildXpub } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { validateAccountXpub, XpubError } from '../../domain/hd/xpub.js';
 
 const evmXpub = 'xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt';

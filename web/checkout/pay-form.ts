@@ -3,7 +3,7 @@ import type { ApiDeps } from '../../api/deps.js';
 import type { Limit } from '../../api/plugins/rate-limit.js';
 import { AppError } from '../../domain/errors.js';
 import { checkoutLinkExists } from '../../services/checkout/checkout.js';
-import { sendMobileMoneyPrompt } from '../../services/mobile-money/prompt.js';
+import { sendMobileMoneyPrompt } from '../../services/mpesa/prompt.js';
 import { promptErrorText, type Lang } from './i18n.js';
 
 /**

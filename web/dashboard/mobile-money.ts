@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { connectMobileMoney } from '../../services/mobile-money/connect.js';
+import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
-import { findMobileMoneyConnection } from '../../services/mobile-money/connection.js';
+import { findMobileMoneyConnection } from '../../services/mpesa/connection.js';
 import { darajaEnvironmentFor } from '../../rails/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { stkCallbackSchema } from '../../../rails/mpesa/callback.js';
-import { receiveStkCallback } from '../../../services/mobile-money/callbacks.js';
+import { receiveStkCallback } from '../../../services/mpesa/callbacks.js';
 import { defineRoute } from '../../route.js';
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { notFound } from '../../../domain/errors.js';
 import { phoneFormatHint } from '../../../domain/phone.js';
 import { checkoutLinkExists } from '../../../services/checkout/checkout.js';
-import { sendMobileMoneyPrompt } from '../../../services/mobile-money/prompt.js';
+import { sendMobileMoneyPrompt } from '../../../services/mpesa/prompt.js';
 import { defineRoute } from '../../route.js';
 import { linkIdParams } from '../payment-links/schemas.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { notFound } from '../../../domain/errors.js';
 import { shortcodePattern, shortcodeTypes } from '../../../rails/mpesa/merchant.js';
-import { connectMobileMoney } from '../../../services/mobile-money/connect.js';
+import { connectMobileMoney } from '../../../services/mpesa/connect.js';
 import { defineRoute } from '../../route.js';
 
 // Pasted credentials often carry stray spaces or newlines; Daraja's never contain any.

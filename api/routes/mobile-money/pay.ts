@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { phoneFormatHint } from '../../../domain/phone.js';
-import { sendMobileMoneyPrompt } from '../../../services/mobile-money/prompt.js';
+import { sendMobileMoneyPrompt } from '../../../services/mpesa/prompt.js';
 import { requireLink } from '../../../services/payment-links/payment-links.js';
 import { defineRoute } from '../../route.js';
 

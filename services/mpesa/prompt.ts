@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../../domain/errors.js';
-import { countRecentPrompts } from '../../db/mobile-money-repo.js';
+import { countRecentPrompts } from '../../db/mpesa-repo.js';
 import { maxPromptsPerPhone, phonePromptWindowMinutes } from '../../domain/mpesa/prompt-limits.js';
 import { checkPhoneNumber } from '../../domain/phone.js';
 import { promptMobileMoney, updateFailureToAppError } from '../../temporal-client/index.js';

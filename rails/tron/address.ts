@@ -1,19 +1,8 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import { getAddress, keccak256, toHex } from 'viem';
+import { publicKeyHash } from '../evm/address.js';
 
-/** Address encodings for a 64-byte uncompressed secp256k1 public key (without the 0x04 prefix). */
-function publicKeyHash(uncompressed64: Uint8Array): Uint8Array {
-  const hash = keccak256(uncompressed64, 'bytes');
-  return hash.subarray(12);
-}
-
-/** EIP-55 checksummed `0x…` address, shared by BSC, Ethereum and Polygon. */
-export function evmAddress(uncompressed64: Uint8Array): `0x${string}` {
-  return getAddress(toHex(publicKeyHash(uncompressed64)));
-}
-
-/** TRON base58check address: 0x41 ‖ keccak tail, with a double-SHA-256 checksum (`T…`). */
+/** TRON base58check address of a 64-byte uncompressed public key: 0x41 ‖ keccak tail (the EVM account), with a double-SHA-256 checksum (`T…`). */
 export function tronAddress(uncompressed64: Uint8Array): string {
   return tronAddressFromBytes(publicKeyHash(uncompressed64));
 }

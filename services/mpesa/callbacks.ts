@@ -5,6 +5,7 @@ import type { DatabasePool } from 'slonik';
 import { AppError } from '../../domain/errors.js';
 import { hashCallbackToken, sameTokenHash } from '../../rails/mpesa/callback-token.js';
 import { interpretCallback, type StkCallback } from '../../rails/mpesa/callback.js';
+import { mpesaFacts } from '../../rails/mpesa/facts.js';
 import {
   findStkRequestByTokenHash,
   listCallbacks,
@@ -13,7 +14,7 @@ import {
   recordCallback,
   withdrawDisputedReceipt,
   type StkRequestRow,
-} from '../../db/mobile-money-repo.js';
+} from '../../db/mpesa-repo.js';
 import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import type { Metrics } from '../../domain/metrics.js';
@@ -106,7 +107,7 @@ async function disputeContradictedReceipt(deps: CallbackDeps, request: StkReques
   const candidates = believableReceipts(await listCallbacks(deps.pool, checkoutRequestId), String(request.amount_kes));
   if (!receiptsDisagree(candidates)) return;
   await markCallbacksSuspicious(deps.pool, candidates.map((c) => c.id), disputedReceipt);
-  if (await withdrawDisputedReceipt(deps.pool, checkoutRequestId)) {
+  if (await withdrawDisputedReceipt(deps.pool, mpesaFacts.id, checkoutRequestId)) {
     deps.logger?.warn({ linkId: request.link_id, checkoutRequestId }, 'M-Pesa callbacks name two receipts for one prompt; the receipt shown was withdrawn');
   }
 }

@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import { credentialKeyId, reencryptCredential, type Keyring } from '../../domain/crypto/credentials.js';
-import { listConnectionKeys, rewriteConnectionCiphertexts } from '../../db/mobile-money-repo.js';
+import { listConnectionKeys, rewriteConnectionCiphertexts } from '../../db/mpesa-repo.js';
 import { keyringFor, type KeyringSettings } from '../keyring.js';
 import { credentialField } from '../../rails/mpesa/merchant-session.js';
 

@@ -1,4 +1,4 @@
-import { findConnection } from '../../db/mobile-money-repo.js';
+import { findConnection } from '../../db/mpesa-repo.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 

@@ -4,7 +4,7 @@ import { encryptCredential, type Keyring } from '../../domain/crypto/credentials
 import type { Environment } from '../../domain/environment.js';
 import { AppError } from '../../domain/errors.js';
 import { darajaEnvironmentFor, type DarajaEnvironment, type MpesaMerchant, type ShortcodeType } from '../../rails/mpesa/merchant.js';
-import { saveConnection } from '../../db/mobile-money-repo.js';
+import { saveConnection } from '../../db/mpesa-repo.js';
 import { darajaBaseUrl } from '../../rails/mpesa/daraja-client.js';
 import { secretsKeyring } from '../keyring.js';
 import type { ServiceSettings } from '../settings.js';

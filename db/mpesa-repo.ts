@@ -248,17 +248,18 @@ export async function markCallbacksSuspicious(db: CommonQueryMethods, ids: strin
 /**
  * A prompt's receipt is disputed (two believable callbacks name different receipts): the confirmed
  * payment, and the link it paid, show the CheckoutRequestID instead of either receipt. Only the
- * receipt changes, never the amount or the state. Returns whether anything was shown before.
+ * receipt changes, never the amount or the state. `rail`: M-Pesa's rail id (its facts). Returns
+ * whether anything was shown before.
  */
-export async function withdrawDisputedReceipt(db: CommonQueryMethods, checkoutRequestId: string): Promise<boolean> {
+export async function withdrawDisputedReceipt(db: CommonQueryMethods, rail: string, checkoutRequestId: string): Promise<boolean> {
   const changed = await db.maybeOneFirst(sql.type(z.object({ link_id: z.string() }))`
     WITH old AS (
       SELECT link_id, external_id FROM link_payments
-      WHERE payment_key = ${checkoutRequestId} AND rail = 'MOBILE_MONEY' AND state = 'confirmed' AND external_id IS DISTINCT FROM payment_key
+      WHERE payment_key = ${checkoutRequestId} AND rail = ${rail} AND state = 'confirmed' AND external_id IS DISTINCT FROM payment_key
       FOR UPDATE),
     links AS (
       UPDATE payment_links l SET external_id = ${checkoutRequestId}, updated_at = now(), version = l.version + 1
-      FROM old WHERE l.id = old.link_id AND l.confirmed_rail = 'MOBILE_MONEY' AND l.external_id = old.external_id)
+      FROM old WHERE l.id = old.link_id AND l.confirmed_rail = ${rail} AND l.external_id = old.external_id)
     UPDATE link_payments p SET external_id = p.payment_key, updated_at = now()
     FROM old WHERE p.link_id = old.link_id AND p.payment_key = ${checkoutRequestId}
     RETURNING p.link_id`);

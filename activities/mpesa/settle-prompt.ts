@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mobile-money-repo.js';
+import { findStkRequestByCheckoutId, listCallbacks, markCallbacksSuspicious } from '../../db/mpesa-repo.js';
 import { believableReceipts, disputedReceipt, receiptsDisagree } from '../../rails/mpesa/receipts.js';
 import { isSuccessCode } from '../../rails/mpesa/result-codes.js';
 import type { Metrics } from '../../domain/metrics.js';

@@ -5,8 +5,8 @@ import { hashCallbackToken, newCallbackToken, sameTokenHash } from '../../rails/
 import { classifyDarajaError, type DarajaError } from '../../rails/mpesa/daraja-errors.js';
 import { mpesaFailureTypes as T } from '../../rails/mpesa/failure-types.js';
 import { businessShortCode } from '../../rails/mpesa/merchant.js';
-import { buildStkPushBody, maxAmountKes } from '../../rails/mpesa/stk-request.js';
-import { isPhoneNumber, phoneFormatHint } from '../../domain/phone.js';
+import { buildStkPushBody } from '../../rails/mpesa/stk-request.js';
+import { stkInputProblem, stkRefusal } from '../../rails/mpesa/stk-outcomes.js';
 import {
   claimStkRequest,
   findStkRequest,
@@ -14,7 +14,7 @@ import {
   markStkSent,
   releaseStkRequest,
   type StkRequestRow,
-} from '../../db/mobile-money-repo.js';
+} from '../../db/mpesa-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
@@ -99,13 +99,8 @@ export async function sendStkPush(deps: Deps, input: SendStkPushInput): Promise<
 }
 
 function checkInput(input: SendStkPushInput): void {
-  if (!isPhoneNumber(input.phoneNumber)) {
-    throw ApplicationFailure.nonRetryable(`phoneNumber must be ${phoneFormatHint}.`, T.invalidInput);
-  }
-  if (!Number.isSafeInteger(input.amountKes) || input.amountKes < 1 || input.amountKes > maxAmountKes) {
-    throw ApplicationFailure.nonRetryable(`amountKes must be whole shillings from 1 to ${maxAmountKes}.`, T.invalidInput);
-  }
-  if (!input.attempt || !input.linkId) throw ApplicationFailure.nonRetryable('linkId and attempt are required.', T.invalidInput);
+  const problem = stkInputProblem(input);
+  if (problem) throw ApplicationFailure.nonRetryable(problem, T.invalidInput);
 }
 
 /** ResponseCode is the string "0" on acceptance (a number is tolerated). */
@@ -151,21 +146,7 @@ async function failOnAnswer(pool: DatabasePool, input: SendStkPushInput, answer:
     await releaseStkRequest(pool, input.linkId, input.attempt);
     return ApplicationFailure.retryable(`M-Pesa is busy: ${answer.errorMessage}`, T.unavailable);
   }
-  const [type, message] = refusal(answer);
+  const { type, message } = stkRefusal(answer);
   await markStkFailed(pool, input.linkId, input.attempt, { state: 'rejected', type, message });
   return ApplicationFailure.nonRetryable(message, type);
-}
-
-function refusal(a: DarajaError): [string, string] {
-  switch (a.kind) {
-    case 'credentials':
-    case 'invalid_token':
-      return [T.credentialsRejected, `M-Pesa refused the store's credentials: ${a.errorMessage}. Reconnect M-Pesa with the right consumer key, secret, shortcode and passkey.`];
-    case 'phone':
-      return [T.phoneRejected, `M-Pesa refused the phone number: ${a.errorMessage}.`];
-    case 'subscriber_locked':
-      return [T.subscriberBusy, 'A payment prompt is already open on this phone; answer or cancel it, or wait a minute, then try again.'];
-    default:
-      return [T.rejected, `M-Pesa refused the prompt: ${a.errorMessage}.`];
-  }
 }

@@ -1,0 +1,20 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { DatabasePool } from 'slonik';
+import type { Metrics } from '../domain/metrics.js';
+import type { ServiceSettings } from '../services/settings.js';
+
+/** What the activities are built from (the worker hands it to `createActivities`, activities/index.ts). */
+export interface ActivityDeps {
+  pool: DatabasePool;
+  config: ServiceSettings;
+  /** For activities that start or signal workflows (webhook fan-out, chain watchers → links). */
+  temporal: Client;
+  /** Where activities log what an operator should see (chain outages: rails/chain/outage.ts). */
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Where counts go (runtime/metrics.ts); none, nothing is counted. */
+  metrics?: Metrics;
+  /** With tracing on (runtime/tracing.ts): the tracer of the webhook POSTs' client spans; none, no span. */
+  tracer?: Tracer;
+}

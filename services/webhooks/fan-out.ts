@@ -1,0 +1,23 @@
+/**
+ * How the webhook fan-out spends its time (activities/webhooks/dispatch.ts runs it): first
+ * attempts in flight at once, and how long after the dispatch starts one may still be sent inline.
+ */
+
+/** Deliveries in flight at once when one event fans out to many endpoints. */
+export const fanOutConcurrency = 32;
+
+/**
+ * A first attempt is made inline only if it starts within this long of the dispatch: each may
+ * take the 10 s an endpoint is given, and the dispatch activity has 30 s. Endpoints left over
+ * get their first attempt from their delivery workflow instead.
+ */
+export const inlineBudgetMs = 15_000;
+
+/**
+ * The inline budget of one fan-out started at `startMs` (a monotonic clock, `performance.now()`):
+ * whether an endpoint's first attempt, starting at `nowMs`, may still be sent inline.
+ */
+export function inlineBudget(startMs: number, budgetMs: number = inlineBudgetMs): (nowMs: number) => boolean {
+  const until = startMs + budgetMs;
+  return (nowMs) => nowMs < until;
+}
