@@ -24,8 +24,16 @@ import { clientsWithinLimit, loadFromChild, pinnedServer, withEventLoopDelay, ty
 
 const concurrency = 8;
 
-/** Pairs per second of the two derivations alone, over `indexes` in turn, for `seconds`. */
-function inProcessPairs(tron: string, evm: string, indexes: readonly number[], seconds: number): number {
+/** This process's CPU (user + system) in µs while `work` runs. */
+async function cpuOf<T>(work: () => Promise<T> | T): Promise<{ result: T; cpuUs: number }> {
+  const before = process.cpuUsage();
+  const result = await work();
+  const d = process.cpuUsage(before);
+  return { result, cpuUs: d.user + d.system };
+}
+
+/** Pairs per second of the two derivations alone, over `indexes` in turn, for `seconds`, and how many. */
+function inProcessPairs(tron: string, evm: string, indexes: readonly number[], seconds: number): { perSecond: number; count: number } {
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
   let n = 0;
@@ -36,7 +44,7 @@ function inProcessPairs(tron: string, evm: string, indexes: readonly number[], s
       deriveAddress(evm, 'evm', 0, i);
     }
   }
-  return Math.round(n / ((performance.now() - t0) / 1000));
+  return { perSecond: Math.round(n / ((performance.now() - t0) / 1000)), count: n };
 }
 
 const spread = (xs: number[]) => ({ min: Math.min(...xs), max: Math.max(...xs) });
@@ -94,10 +102,19 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
       for (const kind of ['repeat', 'fresh'] as const) {
         const app: Array<Load & EventLoopDelay> = [];
         const pairs: number[] = [];
+        // The serving process's CPU per request (its gap fills included) and per in-process pair:
+        // what the ratio would be were the serving core the only limit (the shared host's other
+        // load moves throughput far more than it moves CPU per request).
+        const cpuPerRequest: number[] = [];
+        const cpuPerPair: number[] = [];
         for (let r = 0; r < rounds; r++) {
           const indexes = kind === 'repeat' ? repeatIndexes : freshIndexes();
-          app.push(await load(indexes, seconds, kind));
-          pairs.push(inProcessPairs(xpubs.tron, xpubs.evm, indexes, seconds));
+          const served = await cpuOf(() => load(indexes, seconds, kind));
+          app.push(served.result);
+          cpuPerRequest.push(Math.round(served.cpuUs / Math.max(1, served.result.reqPerSec * seconds)));
+          const derived = await cpuOf(() => inProcessPairs(xpubs.tron, xpubs.evm, indexes, seconds));
+          pairs.push(derived.result.perSecond);
+          cpuPerPair.push(Math.round(derived.cpuUs / derived.result.count));
         }
         const ratios = app.map((a, i) => r2(a.reqPerSec / pairs[i]!));
         const best = app.reduce((x, y) => (y.reqPerSec > x.reqPerSec ? y : x));
@@ -105,6 +122,7 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
           app: { perSecond: med(app.map((a) => a.reqPerSec)), rounds: app.map((a) => a.reqPerSec), p50Ms: best.p50Ms, p99Ms: best.p99Ms, eventLoopP99Ms: best.eventLoopP99Ms, eventLoopMaxMs: best.eventLoopMaxMs },
           inProcessPairs: { perSecond: med(pairs), rounds: pairs },
           ratio: med(ratios), ratioSpread: spread(ratios),
+          cpuUsPerRequest: med(cpuPerRequest), cpuUsPerPair: med(cpuPerPair), cpuRatio: r2(med(cpuPerPair) / med(cpuPerRequest)),
         };
         console.error(`derive ${kind}:`, JSON.stringify(result[kind]));
       }
