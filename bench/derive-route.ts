@@ -1,7 +1,8 @@
 // POST /v1/wallets/derive through the whole app (auth, rate limit, validation, the derivation, the
 // statement that records it for the watcher) at c=8, against the same pair of addresses (TRON and
 // EVM at the same indexes) derived in this process with nothing else, in alternating rounds of one
-// run. The app serves from this process pinned to core 0 with a pool of 10; wrk sends the load from
+// run, and against a bare Fastify route doing the route's parts (the pair, one primary-key statement
+// through `pg`) served the same way. The app serves from this process pinned to core 0 with a pool of 10; wrk sends the load from
 // core 1 (bench/load.ts), where PostgreSQL also runs. Two kinds of load:
 // - `repeat`: indexes 0 … 999, each handed out before the round (what most calls are: the spec
 //   says repeating the call returns the same addresses), so a derive writes nothing.
@@ -9,6 +10,8 @@
 //   and the gap after it (20 addresses per key) is extended after the answer, in the same process.
 // Every answer is checked (bench/guard.ts): one non-2xx answer, a 429 included, ends the bench.
 import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import pg from 'pg';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { openPool } from '../db/pool.js';
 import { deriveAddress } from '../domain/hd/derive.js';
@@ -59,6 +62,8 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
     config: stack.config, pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(),
     rates: new RateService({ testKesPerUsdt: stack.config.testKesPerUsdt, sources: [] }),
   });
+  let bareDb: pg.Pool | undefined;
+  let bare: ReturnType<typeof Fastify> | undefined;
   try {
     await stack.workers.shutdown();
     const store = await stack.createStore('Derive bench');
@@ -69,6 +74,21 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
     }
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    // The route's parts and nothing else: a bare Fastify route that derives the same pair and sends
+    // one primary-key statement through `pg` (pool of 10), served by this process the same way.
+    bareDb = new pg.Pool({ connectionString: stack.config.databaseUrl!, max: 10 });
+    bareDb.on('error', () => undefined);
+    const bareApp = Fastify();
+    bare = bareApp;
+    bareApp.post<{ Body: { index: number } }>('/bare', async (req) => {
+      const index = req.body.index;
+      const answer = { index, tron: deriveAddress(xpubs.tron, 'tron', 0, index), bsc: deriveAddress(xpubs.evm, 'evm', 0, index) };
+      await bareDb!.query({ name: 'bare-derive', text: 'SELECT highest_index FROM derived_index_marks WHERE store_id = $1 AND environment = $2', values: [store.clientId, 'test'] });
+      return answer;
+    });
+    await bareApp.listen({ host: '127.0.0.1', port: 0 });
+    const bareBase = `http://127.0.0.1:${(bareApp.server.address() as AddressInfo).port}`;
+    expectOk('derive: POST /bare', await httpCall(bareBase, { method: 'POST', url: '/bare', payload: { index: 7 } }));
     // The answer is the pair the baseline derives.
     const probe = await httpCall(base, { method: 'POST', url: '/v1/wallets/derive', payload: { index: 7 }, headers: { 'x-api-key': key, 'x-forwarded-for': '10.255.0.1' } });
     expectOk('derive: POST /v1/wallets/derive {"index":7}', probe);
@@ -78,12 +98,12 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
     // Enough clients that none passes the route's 600 a minute (bench/load.ts).
     const clients = clientsWithinLimit(600, seconds, 10_000);
     let clientOffset = 0;
-    const load = (indexes: readonly number[], s: number, what: string): Promise<Load & EventLoopDelay> =>
+    const load = (indexes: readonly number[], s: number, what: string, to: 'app' | 'bare' = 'app'): Promise<Load & EventLoopDelay> =>
       withEventLoopDelay(() => loadFromChild({
-        base, paths: ['/v1/wallets/derive'], method: 'POST', bodies: indexes.map((index) => JSON.stringify({ index })),
+        base: to === 'app' ? base : bareBase, paths: [to === 'app' ? '/v1/wallets/derive' : '/bare'], method: 'POST', bodies: indexes.map((index) => JSON.stringify({ index })),
         headers: { 'content-type': 'application/json', 'x-api-key': key }, connections: concurrency, seconds: s, clients, clientOffset: (clientOffset += clients),
       })).then(async (r) => {
-        expectCleanLoad(`derive: POST /v1/wallets/derive (${what}) for ${s} s`, r);
+        expectCleanLoad(`derive: POST ${to === 'app' ? '/v1/wallets/derive' : '/bare'} (${what}) for ${s} s`, r);
         // The gap fills of this round run before the next round is timed.
         await gapFillsSettled();
         return r;
@@ -107,6 +127,7 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
         // load moves throughput far more than it moves CPU per request).
         const cpuPerRequest: number[] = [];
         const cpuPerPair: number[] = [];
+        const bareRounds: number[] = [];
         for (let r = 0; r < rounds; r++) {
           const indexes = kind === 'repeat' ? repeatIndexes : freshIndexes();
           const served = await cpuOf(() => load(indexes, seconds, kind));
@@ -115,6 +136,7 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
           const derived = await cpuOf(() => inProcessPairs(xpubs.tron, xpubs.evm, indexes, seconds));
           pairs.push(derived.result.perSecond);
           cpuPerPair.push(Math.round(derived.cpuUs / derived.result.count));
+          bareRounds.push((await load(indexes, seconds, kind, 'bare')).reqPerSec);
         }
         const ratios = app.map((a, i) => r2(a.reqPerSec / pairs[i]!));
         const best = app.reduce((x, y) => (y.reqPerSec > x.reqPerSec ? y : x));
@@ -122,6 +144,7 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
           app: { perSecond: med(app.map((a) => a.reqPerSec)), rounds: app.map((a) => a.reqPerSec), p50Ms: best.p50Ms, p99Ms: best.p99Ms, eventLoopP99Ms: best.eventLoopP99Ms, eventLoopMaxMs: best.eventLoopMaxMs },
           inProcessPairs: { perSecond: med(pairs), rounds: pairs },
           ratio: med(ratios), ratioSpread: spread(ratios),
+          bareRoute: { perSecond: med(bareRounds), rounds: bareRounds }, ratioToBareRoute: r2(med(app.map((a) => a.reqPerSec)) / med(bareRounds)),
           cpuUsPerRequest: med(cpuPerRequest), cpuUsPerPair: med(cpuPerPair), cpuRatio: r2(med(cpuPerPair) / med(cpuPerRequest)),
         };
         console.error(`derive ${kind}:`, JSON.stringify(result[kind]));
@@ -129,6 +152,8 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
     });
     return result;
   } finally {
+    await bare?.close();
+    await bareDb?.end();
     await app.close();
     await pool.end();
     await stack.stop();

@@ -119,7 +119,7 @@ export function tableRows(r: Results): Row[] {
       rows.push({
         measure: `\`POST /v1/wallets/derive\`, c=${r.deriveRoute.concurrency}, ${what} (\`derive-route\`)`,
         app: `${n(x.app.perSecond)}/s, p99 ${x.app.p99Ms} ms`,
-        baseline: `the same TRON + EVM pair derived in process: ${n(x.inProcessPairs.perSecond)}/s`,
+        baseline: `the same TRON + EVM pair derived in process: ${n(x.inProcessPairs.perSecond)}/s${x.bareRoute ? `; bare Fastify + \`pg\`, the pair and one statement: ${n(x.bareRoute.perSecond)}/s (app ${ratio(x.ratioToBareRoute)} of it)` : ''}`,
         ratio: `${ratio(x.ratio)} (rounds ${x.ratioSpread.min}–${x.ratioSpread.max}); CPU ${x.cpuUsPerPair} µs a pair / ${x.cpuUsPerRequest} µs a request: ${ratio(x.cpuRatio)}`, target: '≥ 0.8×',
         eventLoop: el(x.app), verdict: verdict(x.ratio >= 0.8),
       });
