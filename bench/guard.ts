@@ -51,18 +51,35 @@ export function expectCleanLoad(what: string, load: { non2xx: number; errors: nu
   }
 }
 
+/** The parent pid of `pid` (/proc/<pid>/stat), or null once it is gone. */
+function parentOf(pid: string): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` descends from `ancestor` (its parent, its parent's parent, …). */
+function descendsFrom(pid: string, ancestor: string): boolean {
+  for (let p = parentOf(pid), hops = 0; p && p !== '0' && hops < 64; p = parentOf(p), hops++) if (p === ancestor) return true;
+  return false;
+}
+
 /**
  * The pids of processes running the executable at `executable` (the Temporal CLI the run actually
  * used: TEMPORAL_CLI_PATH, `temporal` on PATH, or the cached build), matched by /proc/<pid>/exe,
- * so a CLI anywhere is found and nothing else is.
+ * so a CLI anywhere is found and nothing else is; with `under`, only those this process (or
+ * `under`) started, so another session's server on the same machine is never touched.
  */
-export function pidsOfExecutable(executable: string, procRoot = '/proc'): string[] {
+export function pidsOfExecutable(executable: string, under?: number): string[] {
   const target = realpathSync(executable);
   const found: string[] = [];
-  for (const pid of readdirSync(procRoot)) {
+  for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readlinkSync(`${procRoot}/${pid}/exe`) === target) found.push(pid);
+      if (readlinkSync(`/proc/${pid}/exe`) === target && (under === undefined || descendsFrom(pid, String(under)))) found.push(pid);
     } catch {
       // Gone meanwhile, or not ours to read.
     }
@@ -71,12 +88,13 @@ export function pidsOfExecutable(executable: string, procRoot = '/proc'): string
 }
 
 /**
- * Pins the processes of `executable` with `pin`, and throws when none runs: a bench that asked
+ * Pins the processes of `executable` that this process started (`under`) with `pin`, and throws
+ * when none runs: a bench that asked
  * for the Temporal server off the serving core must not measure with it anywhere.
  */
-export function pinProcessesOf(executable: string, pin: (pids: readonly string[]) => void): string[] {
-  const pids = pidsOfExecutable(executable);
-  if (pids.length === 0) throw new Error(`pinning asked for, but no process runs ${executable}: nothing would be pinned`);
+export function pinProcessesOf(executable: string, pin: (pids: readonly string[]) => void, under: number = process.pid): string[] {
+  const pids = pidsOfExecutable(executable, under);
+  if (pids.length === 0) throw new Error(`pinning asked for, but no process started by ${under} runs ${executable}: nothing would be pinned`);
   pin(pids);
   return pids;
 }

@@ -55,7 +55,7 @@ describe('pinning the processes of an executable', () => {
 
   it('throws when nothing runs it, and pins nothing', () => {
     const pinned: string[][] = [];
-    expect(() => pinProcessesOf(executable, (pids) => pinned.push([...pids]))).toThrow(`pinning asked for, but no process runs ${executable}`);
+    expect(() => pinProcessesOf(executable, (pids) => pinned.push([...pids]))).toThrow(`pinning asked for, but no process started by ${process.pid} runs ${executable}`);
     expect(pinned).toEqual([]);
   });
 
@@ -67,6 +67,10 @@ describe('pinning the processes of an executable', () => {
     expect(pinned).toEqual([[String(child.pid)]]);
     // The real /bin/sleep (another file) is not this executable's process.
     expect(pidsOfExecutable('/bin/sleep')).not.toContain(String(child.pid));
+    // Started by this process, not by another one (another session's server is left alone).
+    expect(pidsOfExecutable(executable, process.pid)).toEqual([String(child.pid)]);
+    expect(pidsOfExecutable(executable, child.pid)).toEqual([]);
+    expect(() => pinProcessesOf(executable, () => undefined, child!.pid)).toThrow(/no process started by/);
   });
 });
 
