@@ -2,8 +2,9 @@
 // prints one JSON line; then one markdown table of every measure beside its same-run baseline
 // (bench/table.ts). `npm run bench -- --baseline` (or `baseline`) also writes bench/BASELINE.md.
 import { execFileSync } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
+import { machine, machineLine } from './guard.js';
 import { benchDerive, benchMatch } from './match.js';
 import { eventLoopTargetMs, table, type Results } from './table.js';
 
@@ -13,6 +14,10 @@ const which = args.filter((a) => a !== '--baseline' && a !== 'baseline');
 const want = (name: string) => which.length === 0 || which.includes(name);
 
 const results: Results = {};
+// The machine first, in the output and in what is written (BASELINE.md, the JSON lines).
+const ranOn = machine();
+console.log(machineLine(ranOn));
+results.machine = ranOn;
 const loadBefore = loadavg();
 const startedAt = new Date();
 const print = (name: string, result: unknown) => {
@@ -30,6 +35,11 @@ if (['http', 'reads', 'create', 'api'].some(want)) {
 }
 if (want('match')) print('match', benchMatch());
 if (want('derive')) print('derive', benchDerive());
+// POST /v1/wallets/derive at c=8 against the same pair derived in process (bench/derive-route.ts).
+if (want('derive-route')) {
+  const { benchDeriveRoute } = await import('./derive-route.js');
+  print('deriveRoute', await benchDeriveRoute());
+}
 if (want('start')) {
   const { benchColdStart } = await import('./cold-start.js');
   print('start', await benchColdStart());
@@ -99,7 +109,7 @@ if (which.includes('cluster')) {
 }
 
 const markdown = table(results);
-console.log(`\n${markdown}`);
+console.log(`\n${machineLine(ranOn)}\n\n${markdown}`);
 
 if (writeBaseline) {
   const run = (cmd: string, cmdArgs: string[]) => {
@@ -110,14 +120,14 @@ if (writeBaseline) {
     }
   };
   const avg = (l: number[]) => l.map((x) => x.toFixed(2)).join(', ');
-  const ran = Object.keys(results);
+  const ran = Object.keys(results).filter((name) => name !== 'machine');
   const text = `# Benchmark baseline
 
 \`npm run bench -- --baseline\` wrote this file (bench/index.ts, the table from bench/table.ts).
 
 - Date: ${run('date', ['-u'])} (started ${startedAt.toISOString()}, took ${Math.round((Date.now() - startedAt.getTime()) / 60_000)} min)
 - Commit: ${run('git', ['rev-parse', '--short', 'HEAD'])} (plus the working tree's bench/ changes of this run)
-- Machine: ${run('nproc', [])} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}
+- Machine: ${ranOn.cores} cores, ${ranOn.cpuModel} (/proc/cpuinfo), Node ${ranOn.node}
 - Load averages (1, 5, 15 min): ${avg(loadBefore)} at the start, ${avg(loadavg())} at the end; \`uptime\`: ${run('uptime', [])}
 - Benches: ${ran.join(', ')}
 
@@ -150,6 +160,7 @@ Notes:
 The JSON lines of this run:
 
 \`\`\`
+machine ${JSON.stringify(ranOn)}
 ${ran.map((name) => `${name} ${JSON.stringify(results[name])}`).join('\n')}
 \`\`\`
 `;

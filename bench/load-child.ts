@@ -16,7 +16,11 @@ const r = await autocannon({
     setupRequest: (req: any) => {
       const n = next++;
       const i = n % spec.paths.length;
-      return { ...req, path: spec.paths[i], headers: { ...req.headers, 'x-forwarded-for': clientAddress(offset + (n % clients)), ...spec.headers, ...spec.perPath?.[i] } };
+      const body = spec.bodies ? spec.bodies[n % spec.bodies.length] : spec.body;
+      return {
+        ...req, path: spec.paths[i], method: spec.method ?? 'GET', ...(body === undefined ? {} : { body }),
+        headers: { ...req.headers, 'x-forwarded-for': clientAddress(offset + (n % clients)), ...spec.headers, ...spec.perPath?.[i] },
+      };
     },
   }],
 });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { pinProcessesOf } from './guard.js';
 
 /**
  * What one load run sends: paths rotated, fixed headers, and optional per-path headers. Every
@@ -22,6 +23,8 @@ export interface LoadSpec {
   /** GET unless set; `body` is sent with every request (wrk only). */
   method?: 'GET' | 'POST';
   body?: string;
+  /** Bodies sent in turn instead of one `body`, one path only (wrk only): the cycle is their number. */
+  bodies?: string[];
 }
 
 export interface Load {
@@ -45,7 +48,7 @@ export const clientsWithinLimit = (perMinute: number, seconds: number, maxPerSec
 const wrkPath = '/usr/bin/wrk';
 const tasksetPath = '/usr/bin/taskset';
 /** Pinning needs two cores: the server on the first, the load generator on the second. */
-const pinning = existsSync(tasksetPath) && cpus().length >= 2;
+export const pinning = existsSync(tasksetPath) && cpus().length >= 2;
 
 /**
  * Pins this (serving) process, every thread of it, to core 0 while `work` runs, and then lets it
@@ -63,13 +66,20 @@ export async function pinnedServer<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The pids of the Temporal dev server this run started (the pinned CLI, bench/index.ts). */
-export function temporalServerPids(): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', 'temporal-v[0-9.]+/temporal'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
+/** The Temporal CLI this run's dev server runs (TEMPORAL_CLI_PATH, `temporal` on PATH, or the cached build). */
+export async function temporalCliPath(): Promise<string> {
+  const { ensureTemporalCli } = await import('../runtime/temporal-cli.js');
+  return ensureTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH });
+}
+
+/**
+ * Moves the Temporal dev server (every process of the CLI this run used) to the load generator's
+ * core, and answers their pids; throws when no such process runs (bench/guard.ts). Without
+ * pinning (no taskset or one core) it pins nothing and answers an empty list.
+ */
+export async function pinTemporalToLoadCore(): Promise<string[]> {
+  if (!pinning) return [];
+  return pinProcessesOf(await temporalCliPath(), pinToLoadCore);
 }
 
 /** Moves processes, every thread of them, to the load generator's core (no-op without pinning). */
@@ -91,7 +101,11 @@ export function unpin(pids: readonly string[]): void {
  * (bench/load-child.ts).
  */
 export function loadFromChild(spec: LoadSpec): Promise<Load> {
-  if (!existsSync(wrkPath)) return runChild(process.execPath, ['bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)]);
+  if (!existsSync(wrkPath)) {
+    const node = [process.execPath, 'bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)];
+    const [cmd, ...args] = pinning ? [tasksetPath, '-c', '1', ...node] : node;
+    return runChild(cmd!, args);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'malipo-wrk-'));
   const script = join(dir, 'load.lua');
   writeFileSync(script, wrkScript(spec));
@@ -120,11 +134,13 @@ function wrkScript(spec: LoadSpec): string {
   const clients = spec.clients ?? 1_000;
   const offset = spec.clientOffset ?? 0;
   const pairs = (spec.paths.length * clients) / gcd(spec.paths.length, clients);
-  const cycle = pairs <= 200_000 ? pairs : Math.max(spec.paths.length, clients);
+  if (spec.bodies && spec.paths.length !== 1) throw new Error('load: `bodies` goes with one path');
+  const cycle = spec.bodies ? spec.bodies.length : pairs <= 200_000 ? pairs : Math.max(spec.paths.length, clients);
   const lua = (v: string) => JSON.stringify(v); // a JSON string of ASCII is a valid Lua string literal
   const table = (o: Record<string, string> | undefined) => `{${Object.entries(o ?? {}).map(([k, v]) => `[${lua(k)}]=${lua(v)}`).join(',')}}`;
   return `
 local paths = {${spec.paths.map(lua).join(',')}}
+local bodies = {${(spec.bodies ?? []).map(lua).join(',')}}
 local perPath = {${spec.paths.map((_, i) => table(spec.perPath?.[i])).join(',')}}
 local fixed = ${table(spec.headers)}
 local reqs = {}
@@ -140,7 +156,9 @@ init = function(args)
     h["x-forwarded-for"] = client(${offset} + j % ${clients})
     for k, v in pairs(fixed) do h[k] = v end
     for k, v in pairs(perPath[p]) do h[k] = v end
-    reqs[j + 1] = wrk.format(${lua(spec.method ?? 'GET')}, paths[p], h${spec.body === undefined ? '' : `, ${lua(spec.body)}`})
+    local body = ${spec.body === undefined ? 'nil' : lua(spec.body)}
+    if #bodies > 0 then body = bodies[j + 1] end
+    reqs[j + 1] = wrk.format(${lua(spec.method ?? 'GET')}, paths[p], h, body)
   end
 end
 request = function()

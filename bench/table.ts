@@ -112,6 +112,19 @@ export function tableRows(r: Results): Row[] {
       eventLoop: '—', verdict: verdict(d.ratio >= 0.8),
     });
   }
+  if (r.deriveRoute) {
+    for (const [kind, what] of [['repeat', 'indexes handed out before'], ['fresh', 'a new highest index each']] as const) {
+      const x = r.deriveRoute[kind];
+      if (!x) continue;
+      rows.push({
+        measure: `\`POST /v1/wallets/derive\`, c=${r.deriveRoute.concurrency}, ${what} (\`derive-route\`)`,
+        app: `${n(x.app.perSecond)}/s, p99 ${x.app.p99Ms} ms`,
+        baseline: `the same TRON + EVM pair derived in process: ${n(x.inProcessPairs.perSecond)}/s${x.bareRoute ? `; bare Fastify + \`pg\`, the pair and one statement: ${n(x.bareRoute.perSecond)}/s (app ${ratio(x.ratioToBareRoute)} of it)` : ''}`,
+        ratio: `${ratio(x.ratio)} (rounds ${x.ratioSpread.min}–${x.ratioSpread.max}); CPU ${x.cpuUsPerPair} µs a pair / ${x.cpuUsPerRequest} µs a request: ${ratio(x.cpuRatio)}`, target: '≥ 0.8×',
+        eventLoop: el(x.app), verdict: verdict(x.ratio >= 0.8),
+      });
+    }
+  }
   if (r.match) {
     const m = r.match;
     rows.push({
@@ -147,7 +160,9 @@ export function tableRows(r: Results): Row[] {
     for (const [key, x] of Object.entries(r.chain as Record<string, any>)) {
       rows.push({
         measure: `block at depth → CONFIRMED, ${key.replace('poll', 'poll ').replace('ms', ' ms')} (\`chain\`)`,
-        app: `median ${n(x.depthToConfirmedMedianMs)} ms (max ${n(x.depthToConfirmedMaxMs)})`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
+        app: `median ${n(x.depthToConfirmedMedianMs)} ms (max ${n(x.depthToConfirmedMaxMs)})`,
+        baseline: typeof x.depthToConfirmedAtMedianMs === 'number' ? `by the database's confirmed_at: median ${n(x.depthToConfirmedAtMedianMs)} ms (max ${n(x.depthToConfirmedAtMaxMs)})` : '—',
+        ratio: '—', target: '—', eventLoop: '—', verdict: '—',
       });
     }
   }

@@ -25,6 +25,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { searchAttributeArgs, startEmbeddedTemporal, stopChild, waitForPort } from '../runtime/embedded-temporal.js';
 import { ensureTemporalCli } from '../runtime/temporal-cli.js';
+import { expectOk, machine, machineLine } from './guard.js';
+
+// The machine first, on stderr (stdout carries the one JSON result bench/index.ts reads).
+console.error(machineLine());
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -140,7 +144,9 @@ async function measureConfirmation(stack: Stack, base: string, count: number) {
   const delays: number[] = [];
   for (let i = 0; i < count; i++) {
     const link = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '1', enabledRails: ['USDT_BSC'] } });
+    expectOk('webhooks: POST /v1/payment-links', link);
     const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.body.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
+    expectOk(`webhooks: POST /v1/payment-links/${link.body.id}/simulate-payment`, paid);
     if (paid.body.status !== 'CONFIRMED') throw new Error(`simulate failed: ${paid.text}`);
     await waitUntil(() => confirmedArrivals.has(link.body.id), 30_000);
     delays.push(confirmedArrivals.get(link.body.id)! - Date.parse(paid.body.confirmedAt));
@@ -195,7 +201,7 @@ try {
   const throughput = await measureThroughput(stack, base, dispatch);
   const baseline = { ...(await measureBaseline(stack, Math.min(throughput.deliveries, 400))), startToResult: await measureBaselineLatency(stack, latencyEvents) };
   const ratio = round(throughput.deliveriesPerSecond / baseline.workflowsPerSecond);
-  console.log(JSON.stringify({ node: process.version, cpus: availableParallelism(), temporalStore: memory ? 'memory' : 'sqlite-file', confirmationToFirstAttempt: confirmation, dispatchToFirstAttempt: latency, throughput, baseline, ratio }, null, 2));
+  console.log(JSON.stringify({ machine: machine(), node: process.version, cpus: availableParallelism(), temporalStore: memory ? 'memory' : 'sqlite-file', confirmationToFirstAttempt: confirmation, dispatchToFirstAttempt: latency, throughput, baseline, ratio }, null, 2));
 } finally {
   receiver.close();
   await stack.stop();

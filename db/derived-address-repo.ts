@@ -21,22 +21,77 @@ export interface DerivedAddress {
   address: string;
 }
 
+export interface HandedOutRow {
+  family: DerivedFamily;
+  publicKey: string;
+  address: string;
+}
+
+const recordRow = z.object({ matched: z.boolean(), keys: z.array(z.object({ kind: z.enum(['tron', 'evm']), public_key: z.string() })), raised: z.boolean() });
+
+/** What `recordDerive` found: the store's TRON and EVM keys now, and whether it wrote anything. */
+export interface DeriveRecord {
+  /** The rows given were derived from exactly the keys registered now, so they were recorded. */
+  matched: boolean;
+  keys: { tron: string | null; evm: string | null };
+  /** This derive raised (or created) the store's highest index: the gap after it needs filling. */
+  raised: boolean;
+}
+
 /**
- * Records that `index` was handed out. A gap row of that index becomes a handed-out one (the
- * conflict arm covers a gap row committed between the two statements). Most derive calls repeat
- * an index: then neither statement writes, so no row is locked and no transaction id is taken
- * (the INSERT only evaluates its row, and its created_xid, when none exists).
+ * What one derive records, in one statement: `index` handed out for each given key (a gap row of
+ * that index becomes a handed-out one) and the store's highest index raised to it, but only when
+ * the given keys are exactly the store's registered TRON and EVM keys now (`matched`); otherwise
+ * nothing is written and the keys now are answered, so a caller that derived from stale keys
+ * derives again. The gap after the highest is not written here (derived-addresses.ts fills it).
+ *
+ * A repeated index writes nothing: its handed-out rows are in the snapshot, so the INSERTs produce
+ * no row and the UPDATE matches none; nothing is locked and no transaction id is taken (an INSERT
+ * evaluates its row, and its created_xid, only when it has one). A gap row of the index becomes
+ * handed out through the conflict arm, not through an UPDATE filtered on the snapshot: a gap row
+ * that a concurrent fill's prune deletes meanwhile (the highest passed it) makes the insert wait
+ * for that delete and then insert the row anew, so a handed-out index always keeps its row. Two
+ * first derives that race keep the greater highest; under READ COMMITTED a concurrent raise makes
+ * the mark's UPDATE re-check its WHERE against the newer row, so no raise is lost.
  */
-export async function markHandedOut(db: CommonQueryMethods, k: DerivedKey, a: DerivedAddress): Promise<void> {
-  const match = sql.fragment`store_id = ${k.storeId} AND environment = ${k.environment} AND family = ${k.family}
-    AND public_key = ${k.publicKey} AND derived_index = ${a.index}`;
-  await db.query(sql.unsafe`UPDATE derived_addresses SET handed_out = true WHERE ${match} AND NOT handed_out`);
-  await db.query(sql.unsafe`
-    INSERT INTO derived_addresses (store_id, environment, family, public_key, derived_index, address, handed_out)
-    SELECT ${k.storeId}, ${k.environment}, ${k.family}, ${k.publicKey}, ${a.index}, ${a.address}, true
-    WHERE NOT EXISTS (SELECT 1 FROM derived_addresses WHERE ${match})
-    ON CONFLICT (store_id, environment, family, public_key, derived_index) DO UPDATE SET handed_out = true
-      WHERE NOT derived_addresses.handed_out`);
+export async function recordDerive(db: CommonQueryMethods, storeId: string, env: Environment, index: number, handed: readonly HandedOutRow[]): Promise<DeriveRecord> {
+  const families = sql.array(handed.map((h) => h.family), 'text');
+  const keys = sql.array(handed.map((h) => h.publicKey), 'text');
+  const addresses = sql.array(handed.map((h) => h.address), 'text');
+  const row = await db.one(sql.type(recordRow)`
+    WITH now_keys AS (
+      SELECT kind, public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind IN ('tron', 'evm')
+    ), given AS (
+      SELECT * FROM unnest(${families}::text[], ${keys}::text[], ${addresses}::text[]) AS g(family, public_key, address)
+    ), verdict AS (
+      SELECT (SELECT count(*) FROM now_keys) = (SELECT count(*) FROM given) AND (SELECT count(*) FROM given) > 0
+        AND NOT EXISTS (SELECT 1 FROM given g WHERE NOT EXISTS (SELECT 1 FROM now_keys k WHERE k.kind = g.family AND k.public_key = g.public_key)) AS matched
+    ), inserted AS (
+      INSERT INTO derived_addresses (store_id, environment, family, public_key, derived_index, address, handed_out)
+      SELECT ${storeId}, ${env}, g.family, g.public_key, ${index}, g.address, true FROM given g
+      WHERE (SELECT matched FROM verdict) AND NOT EXISTS (SELECT 1 FROM derived_addresses d WHERE d.store_id = ${storeId}
+        AND d.environment = ${env} AND d.family = g.family AND d.public_key = g.public_key AND d.derived_index = ${index} AND d.handed_out)
+      ON CONFLICT (store_id, environment, family, public_key, derived_index) DO UPDATE SET handed_out = true
+        WHERE NOT derived_addresses.handed_out
+      RETURNING 1
+    ), raised AS (
+      UPDATE derived_index_marks SET highest_index = ${index}, updated_at = now()
+      WHERE (SELECT matched FROM verdict) AND store_id = ${storeId} AND environment = ${env} AND highest_index < ${index}
+      RETURNING 1
+    ), created AS (
+      INSERT INTO derived_index_marks (store_id, environment, highest_index)
+      SELECT ${storeId}, ${env}, ${index}
+      WHERE (SELECT matched FROM verdict) AND NOT EXISTS (SELECT 1 FROM derived_index_marks WHERE store_id = ${storeId} AND environment = ${env})
+      ON CONFLICT (store_id, environment) DO UPDATE
+        SET highest_index = GREATEST(derived_index_marks.highest_index, EXCLUDED.highest_index), updated_at = now()
+      RETURNING 1
+    )
+    SELECT (SELECT matched FROM verdict) AS matched,
+      coalesce((SELECT json_agg(json_build_object('kind', kind, 'public_key', public_key)) FROM now_keys), '[]'::json) AS keys,
+      EXISTS (SELECT 1 FROM raised) OR EXISTS (SELECT 1 FROM created) AS raised`);
+  const found = { tron: null as string | null, evm: null as string | null };
+  for (const k of row.keys) found[k.kind] = k.public_key;
+  return { matched: row.matched, keys: found, raised: row.raised };
 }
 
 /** Adds rows that do not exist yet; an existing gap row becomes handed out when these are. */
@@ -50,16 +105,42 @@ export async function insertDerivedAddresses(db: CommonQueryMethods, k: DerivedK
       WHERE EXCLUDED.handed_out AND NOT derived_addresses.handed_out`);
 }
 
-const gapRow = z.object({ highest_index: z.number(), present: z.array(z.number()) });
+const gapRow = z.object({ family: z.enum(['tron', 'evm']), public_key: z.string(), highest_index: z.number(), present: z.array(z.number()) });
 
-/** The store's highest derived index and which of the `gap` indexes after it have rows for this key. */
-export async function findGap(db: CommonQueryMethods, k: DerivedKey, gap: number): Promise<{ highest: number; present: number[] } | null> {
-  const row = await db.maybeOne(sql.type(gapRow)`
-    SELECT m.highest_index, coalesce((SELECT array_agg(d.derived_index) FROM derived_addresses d
-      WHERE d.store_id = m.store_id AND d.environment = m.environment AND d.family = ${k.family} AND d.public_key = ${k.publicKey}
+export interface KeyGap {
+  key: DerivedKey;
+  highest: number;
+  /** Which of the `gap` indexes after the highest have a row for this key. */
+  present: number[];
+}
+
+/** For each registered TRON and EVM key of the store: its highest index and the gap rows it has. */
+export async function findGaps(db: CommonQueryMethods, storeId: string, env: Environment, gap: number): Promise<KeyGap[]> {
+  const rows = await db.any(sql.type(gapRow)`
+    SELECT w.kind AS family, w.public_key, m.highest_index, coalesce((SELECT array_agg(d.derived_index) FROM derived_addresses d
+      WHERE d.store_id = m.store_id AND d.environment = m.environment AND d.family = w.kind AND d.public_key = w.public_key
         AND d.derived_index > m.highest_index AND d.derived_index <= m.highest_index::bigint + ${gap}), '{}') AS present
-    FROM derived_index_marks m WHERE m.store_id = ${k.storeId} AND m.environment = ${k.environment}`);
-  return row ? { highest: row.highest_index, present: row.present } : null;
+    FROM derived_index_marks m JOIN store_wallets w ON w.store_id = m.store_id AND w.environment = m.environment AND w.kind IN ('tron', 'evm')
+    WHERE m.store_id = ${storeId} AND m.environment = ${env} ORDER BY w.kind`);
+  return rows.map((r) => ({ key: { storeId, environment: env, family: r.family, publicKey: r.public_key }, highest: r.highest_index, present: r.present }));
+}
+
+const storeEnvRow = z.object({ store_id: z.string(), environment: z.enum(['test', 'live']) });
+
+/**
+ * Stores (and environments) whose registered TRON or EVM key has no row at the last index of the
+ * gap after the highest (the highest + `gap`, or 2^31 − 1): the gap is written in one statement
+ * per key, and nothing else writes above the highest, so that row is missing exactly when the
+ * gap is incomplete. Marks still waiting for their legacy backfill are left to it.
+ */
+export async function findIncompleteGaps(db: CommonQueryMethods, gap: number, maxIndex: number): Promise<Array<{ storeId: string; environment: Environment }>> {
+  const rows = await db.any(sql.type(storeEnvRow)`
+    SELECT DISTINCT m.store_id, m.environment FROM derived_index_marks m
+    JOIN store_wallets w ON w.store_id = m.store_id AND w.environment = m.environment AND w.kind IN ('tron', 'evm')
+    WHERE NOT m.backfill_pending AND NOT EXISTS (SELECT 1 FROM derived_addresses d WHERE d.store_id = m.store_id AND d.environment = m.environment
+      AND d.family = w.kind AND d.public_key = w.public_key AND d.derived_index = LEAST(m.highest_index::bigint + ${gap}, ${maxIndex}))
+    ORDER BY m.store_id, m.environment`);
+  return rows.map((r) => ({ storeId: r.store_id, environment: r.environment }));
 }
 
 /**

@@ -56,26 +56,6 @@ export async function deleteWallet(db: CommonQueryMethods, storeId: string, env:
   return deleted !== null;
 }
 
-/**
- * Raises the highest derived index to `index` if it is higher; never lowers it. Most derive calls
- * repeat an index at or below the mark, so the common path is an UPDATE that matches no row: no
- * row lock, no transaction id, no WAL flush. The INSERT runs only for a store's first derive;
- * `GREATEST` settles two first derives that race. Under READ COMMITTED a concurrent raise makes
- * the UPDATE re-check its WHERE against the newer row, so no raise is lost.
- */
-export async function raiseHighestDerivedIndex(db: CommonQueryMethods, storeId: string, env: Environment, index: number): Promise<void> {
-  await db.query(sql.unsafe`
-    WITH raised AS (
-      UPDATE derived_index_marks SET highest_index = ${index}, updated_at = now()
-      WHERE store_id = ${storeId} AND environment = ${env} AND highest_index < ${index}
-      RETURNING 1)
-    INSERT INTO derived_index_marks (store_id, environment, highest_index)
-    SELECT ${storeId}, ${env}, ${index}
-    WHERE NOT EXISTS (SELECT 1 FROM derived_index_marks WHERE store_id = ${storeId} AND environment = ${env})
-    ON CONFLICT (store_id, environment) DO UPDATE
-      SET highest_index = GREATEST(derived_index_marks.highest_index, EXCLUDED.highest_index), updated_at = now()`);
-}
-
 /** The highest index derive has handed out, or null when it never ran (the watched gap follows it). */
 export async function findHighestDerivedIndex(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number | null> {
   return db.maybeOneFirst(sql.type(z.object({ highest_index: z.number() }))`

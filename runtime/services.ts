@@ -12,7 +12,7 @@ import { openPool } from '../db/pool.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';
 import { checkChainIds } from '../rails/evm/chain-id-check.js';
-import { backfillLegacyDerivedAddresses } from '../services/wallets/derived-addresses.js';
+import { backfillLegacyDerivedAddresses, fillIncompleteGaps } from '../services/wallets/derived-addresses.js';
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import { ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
@@ -150,6 +150,10 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       await backfillLegacyDerivedAddresses(pool)
         .then((stores) => stores && logger.info({ stores }, 'wrote the derived addresses of marks from before migration 0011'))
         .catch((err) => logger.warn({ err }, 'could not backfill derived addresses; the next start tries again'));
+      // Gaps after a store's highest derived index that a derive's after-answer fill did not write (a crash), or a key registered since.
+      await fillIncompleteGaps(pool)
+        .then((stores) => stores && logger.info({ stores }, 'filled the derived-address gaps left incomplete'))
+        .catch((err) => logger.warn({ err }, 'could not fill the derived-address gaps; the next start or derive tries again'));
       const runPromise = workers.run();
       // A fresh dev server registers its namespace a moment after it answers: keep trying for a minute.
       void retryForAMinute(() => ensureWatchersForOpenWork(pool, temporal, config), logger, 'could not check the chain watchers at start');

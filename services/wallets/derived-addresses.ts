@@ -1,63 +1,124 @@
 import type { CommonQueryMethods } from 'slonik';
 import {
-  findGap,
+  findGaps,
+  findIncompleteGaps,
   findPendingBackfills,
   finishBackfill,
   insertDerivedAddresses,
-  markHandedOut,
   pruneGap,
+  recordDerive,
+  type DeriveRecord,
   type DerivedAddress,
-  type DerivedFamily,
   type DerivedKey,
+  type HandedOutRow,
+  type KeyGap,
 } from '../../db/derived-address-repo.js';
 import { findWalletKeys } from '../../db/store-repo.js';
-import { raiseHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { maxIndex, receiveBranch } from '../../domain/hd/derive.js';
 import { deriveAddress } from '../../rails/chain/derive-address.js';
 
 /**
  * Which receive-branch addresses the transfer.confirmed watcher matches (the watch policy,
- * activities/chains/README.md): every index POST /v1/wallets/derive handed out, plus the
- * `derivedGap` indexes after the store's highest, for the key registered now. Rows are written
- * here, where the addresses are derived anyway; the watchers only read them. So watching costs
- * one row per index handed out (plus the gap), whatever the indexes' values.
+ * rails/chain/README.md): every index POST /v1/wallets/derive handed out, plus the `derivedGap`
+ * indexes after the store's highest, for the key registered now. The watchers only read rows.
+ * A derive records its own index (and raises the highest) in one statement on the request path
+ * (`recordDerive`); the gap after the highest is written just after the answer, off the request
+ * path (`scheduleGapFill`), and again by any later fill if that one was lost (a crash): the
+ * worker's start sweep and each process's first derive of a store look for incomplete gaps.
  */
 export const derivedGap = 20;
 
 /** Marks from before per-index rows are backfilled from index 0 up to this many indexes. */
 export const legacyBackfillBound = 10_000;
 
-export interface HandedOut {
-  family: DerivedFamily;
-  publicKey: string;
-  address: string;
+export type HandedOut = HandedOutRow;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Writes the missing gap rows after the store's highest index for each registered key, and drops
+ * gap rows the highest has passed. Idempotent: what exists is not derived again. Derives at most
+ * `derivedGap` addresses per key, with a turn of the event loop between them.
+ */
+export async function fillGaps(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number> {
+  let derived = 0;
+  for (const gap of await findGaps(db, storeId, env, derivedGap)) derived += await fillGap(db, gap);
+  return derived;
+}
+
+async function fillGap(db: CommonQueryMethods, { key: k, highest, present }: KeyGap): Promise<number> {
+  const have = new Set(present);
+  const missing: DerivedAddress[] = [];
+  for (let i = highest + 1; i <= Math.min(highest + derivedGap, maxIndex); i++) {
+    if (have.has(i)) continue;
+    missing.push({ index: i, address: deriveAddress(k.publicKey, k.family, receiveBranch, i) });
+    await nextTurn();
+  }
+  // One statement per key: the last gap index has a row exactly when the whole gap does (findIncompleteGaps).
+  await insertDerivedAddresses(db, k, missing, false);
+  // Gap rows the highest has passed are no longer watched (the highest itself and handed-out rows stay).
+  await pruneGap(db, k, highest);
+  return missing.length;
 }
 
 /**
- * Records that derive handed out `index` for each registered key: its address, the store's
- * highest index, and the gap after the highest. Only missing gap rows are derived, so a call
- * derives at most `derivedGap` addresses per family, and a repeated index none.
+ * Gap fills waiting to run in this process, one per (store, environment): a burst of derives
+ * that raise one store's highest makes one fill, for the highest it finds when it runs.
  */
-export async function recordHandedOut(db: CommonQueryMethods, storeId: string, env: Environment, index: number, handed: readonly HandedOut[]): Promise<void> {
-  const keyOf = (h: HandedOut): DerivedKey => ({ storeId, environment: env, family: h.family, publicKey: h.publicKey });
-  // The index's row first, then the mark: whatever highest a reader sees has its row already.
-  for (const h of handed) await markHandedOut(db, keyOf(h), { index, address: h.address });
-  await raiseHighestDerivedIndex(db, storeId, env, index);
-  for (const h of handed) await fillGap(db, keyOf(h));
+const waiting = new Map<string, { db: CommonQueryMethods; storeId: string; env: Environment; onError: (err: unknown) => void }>();
+let running: Promise<void> | null = null;
+
+/** Fills the store's gap soon, after the current request's answer; failures go to `onError` (the next fill covers them). */
+export function scheduleGapFill(db: CommonQueryMethods, storeId: string, env: Environment, onError: (err: unknown) => void): void {
+  waiting.set(`${storeId}\u0000${env}`, { db, storeId, env, onError });
+  running ??= drain().finally(() => {
+    running = null;
+  });
 }
 
-async function fillGap(db: CommonQueryMethods, k: DerivedKey): Promise<void> {
-  const gap = await findGap(db, k, derivedGap);
-  if (!gap) return;
-  const present = new Set(gap.present);
-  const missing: DerivedAddress[] = [];
-  for (let i = gap.highest + 1; i <= Math.min(gap.highest + derivedGap, maxIndex); i++) {
-    if (!present.has(i)) missing.push({ index: i, address: deriveAddress(k.publicKey, k.family, receiveBranch, i) });
+async function drain(): Promise<void> {
+  await nextTurn();
+  for (const [id, job] of waiting) {
+    waiting.delete(id);
+    try {
+      await fillGaps(job.db, job.storeId, job.env);
+    } catch (err) {
+      job.onError(err);
+    }
   }
-  await insertDerivedAddresses(db, k, missing, false);
-  // Gap rows the highest has passed are no longer watched (the highest itself and handed-out rows stay).
-  await pruneGap(db, k, gap.highest);
+}
+
+/** Resolves once no gap fill is waiting or running in this process (tests, and a graceful stop). */
+export async function gapFillsSettled(): Promise<void> {
+  while (running) await running;
+}
+
+/**
+ * At worker start: fills every incomplete gap (a fill lost to a crash between a derive's answer
+ * and its fill, or a key registered since the last derive). Answers how many stores it filled.
+ */
+export async function fillIncompleteGaps(db: CommonQueryMethods): Promise<number> {
+  const stores = await findIncompleteGaps(db, derivedGap, maxIndex);
+  for (const s of stores) await fillGaps(db, s.storeId, s.environment);
+  return stores.length;
+}
+
+/**
+ * What a derive records, in one call that returns once the rows are written: the index handed
+ * out for each key registered now, the highest raised, and the gap after it filled (tests and
+ * tools; the route answers before its gap is filled).
+ */
+export async function recordHandedOut(db: CommonQueryMethods, storeId: string, env: Environment, index: number): Promise<DeriveRecord> {
+  const keys = await findWalletKeys(db, storeId, env);
+  const handed: HandedOut[] = [];
+  for (const family of ['tron', 'evm'] as const) {
+    const publicKey = keys[family];
+    if (publicKey) handed.push({ family, publicKey, address: deriveAddress(publicKey, family, receiveBranch, index) });
+  }
+  const record = await recordDerive(db, storeId, env, index, handed);
+  if (record.matched) await fillGaps(db, storeId, env);
+  return record;
 }
 
 /**
@@ -71,8 +132,6 @@ export function legacyIndexes(highest: number, bound: number): { handedOut: numb
   for (let i = highest + 1; i <= Math.min(highest + derivedGap, maxIndex); i++) gap.push(i);
   return { handedOut, gap };
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Writes the rows of marks made before per-index rows existed (migration 0011), once, for the

@@ -12,7 +12,8 @@ import { type UsdtRail } from '../../domain/rails.js';
 import { railDecimals } from '../../rails/registry.js';
 import { railEndpoint, type RailSettings } from '../../rails/settings.js';
 import type { StoreScope } from '../scope.js';
-import { recordHandedOut, type HandedOut } from './derived-addresses.js';
+import { recordDerive } from '../../db/derived-address-repo.js';
+import { scheduleGapFill, type HandedOut } from './derived-addresses.js';
 
 /** The adapter's live balance read (short timeouts, one retry: a person is waiting). */
 function readBalanceOf(rail: UsdtRail): NonNullable<RailAdapter['readBalance']> {
@@ -53,15 +54,24 @@ export interface DerivedWallet {
   missing?: DerivedNetwork[];
 }
 
-/** Both addresses at `index`, or the one whose xpub is registered; 400 when neither is. */
-export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, index: number): Promise<DerivedWallet> {
-  const keys = await findWalletKeys(pool, auth.storeId, auth.environment);
-  if (!keys.tron && !keys.evm) {
-    throw new AppError(
-      'wallet_not_connected',
-      `No TRON or EVM xpub is registered in the ${auth.environment} environment: register one with ${connectHint.tron} or ${connectHint.evm}.`,
-    );
-  }
+type ReceiveKeys = { tron: string | null; evm: string | null };
+
+/**
+ * The TRON and EVM keys each store was last seen with in this process (bounded, least recently
+ * used goes first). Never trusted on its own: the statement that records a derive checks that
+ * the addresses were derived from exactly the keys registered now, and answers those keys when
+ * they differ, so a stale entry costs one more derivation and statement, never a wrong address.
+ */
+const knownKeys = new Map<string, ReceiveKeys>();
+const knownKeysLimit = 10_000;
+
+function remember(id: string, keys: ReceiveKeys): void {
+  knownKeys.delete(id);
+  if (knownKeys.size >= knownKeysLimit) knownKeys.delete(knownKeys.keys().next().value!);
+  knownKeys.set(id, keys);
+}
+
+function walletAt(keys: ReceiveKeys, index: number): { result: DerivedWallet; handed: HandedOut[] } {
   const result: DerivedWallet = {
     index,
     tron: keys.tron ? deriveAddress(keys.tron, 'tron', receiveBranch, index) : null,
@@ -72,8 +82,40 @@ export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, 
   const handed: HandedOut[] = [];
   if (keys.tron && result.tron) handed.push({ family: 'tron', publicKey: keys.tron, address: result.tron });
   if (keys.evm && result.bsc) handed.push({ family: 'evm', publicKey: keys.evm, address: result.bsc });
-  await recordHandedOut(pool, auth.storeId, auth.environment, index, handed);
-  return result;
+  return { result, handed };
+}
+
+/**
+ * Both addresses at `index`, or the one whose xpub is registered; 400 when neither is (nothing
+ * stored). Once the store's keys are known to this process, a derive is one statement: it records
+ * the index for the watcher and raises the highest (`recordDerive`). When that raised the highest,
+ * or the keys were not known yet, the gap after the highest is filled after the answer.
+ */
+export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, index: number, onGapFillError: (err: unknown) => void = () => undefined): Promise<DerivedWallet> {
+  const id = `${auth.storeId}\u0000${auth.environment}`;
+  let keys = knownKeys.get(id);
+  let fresh = keys === undefined;
+  keys ??= await findWalletKeys(pool, auth.storeId, auth.environment);
+  // A key changed at most once between two statements in practice; three rounds bound a flapping one.
+  for (let round = 0; round < 3; round++) {
+    if (!keys.tron && !keys.evm) {
+      knownKeys.delete(id);
+      throw new AppError(
+        'wallet_not_connected',
+        `No TRON or EVM xpub is registered in the ${auth.environment} environment: register one with ${connectHint.tron} or ${connectHint.evm}.`,
+      );
+    }
+    const { result, handed } = walletAt(keys, index);
+    const record = await recordDerive(pool, auth.storeId, auth.environment, index, handed);
+    if (record.matched) {
+      remember(id, keys);
+      if (record.raised || fresh) scheduleGapFill(pool, auth.storeId, auth.environment, onGapFillError);
+      return result;
+    }
+    keys = record.keys;
+    fresh = true;
+  }
+  throw new AppError('upstream_unavailable', 'The store\'s wallet keys changed during the derivation: try again.');
 }
 
 export interface DerivedBalance {

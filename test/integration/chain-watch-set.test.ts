@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { z } from 'zod';
 import { createChainActivities } from '../../activities/chains/index.js';
 import { WatchSet } from '../../rails/chain/watch-set.js';
-import { backfillLegacyDerivedAddresses } from '../../services/wallets/derived-addresses.js';
+import { backfillLegacyDerivedAddresses, gapFillsSettled } from '../../services/wallets/derived-addresses.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { deriveAddress } from '../../rails/chain/derive-address.js';
@@ -102,6 +102,8 @@ async function storeWithEvmKey(name: string, env: Environment) {
   const derive = async (index: number): Promise<string> => {
     const d = await stack.request({ method: 'POST', url: '/v1/wallets/derive', payload: { index }, key });
     expect(d.status).toBe(200);
+    // The gap after the highest is written just after the answer.
+    await gapFillsSettled();
     return d.body.bsc as string;
   };
   return { store, xpub: evm, derive };

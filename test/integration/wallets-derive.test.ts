@@ -1,8 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
+import { openPool } from '../../db/pool.js';
 import { findHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
+import { deriveAddress } from '../../domain/hd/derive.js';
+import { buildApp } from '../../runtime/http-app.js';
+import { RateService } from '../../services/rates/rate-service.js';
+import { fillIncompleteGaps, gapFillsSettled } from '../../services/wallets/derived-addresses.js';
+import { httpCall } from '../helpers/http.js';
+import { StatementCounter } from '../helpers/pg-statement-counter.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
 import { randomAccountXpubs } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -29,6 +38,8 @@ afterAll(async () => stack?.stop());
 const derive = (payload: unknown, key = store.keys.test.secretKey) => stack.request({ method: 'POST', url: '/v1/wallets/derive', payload, key });
 const register = (kind: 'tron' | 'evm', xpub: string, key = store.keys.test.secretKey) =>
   stack.request({ method: 'PUT', url: `/v1/merchant/clients/${store.clientId}/wallets/${kind}`, payload: { xpub }, key });
+const registerAt = (clientId: string, kind: 'tron' | 'evm', xpub: string, key: string) =>
+  stack.request({ method: 'PUT', url: `/v1/merchant/clients/${clientId}/wallets/${kind}`, payload: { xpub }, key });
 const highest = (env: 'test' | 'live' = 'test') => findHighestDerivedIndex(stack.pool, store.clientId, env);
 
 describe('POST /v1/wallets/derive', () => {
@@ -59,6 +70,7 @@ describe('POST /v1/wallets/derive', () => {
   });
 
   it('stores which indexes were handed out, and the 20 after the highest only while they are after it', async () => {
+    await gapFillsSettled();
     const rows = await stack.pool.any(sql.type(z.object({ family: z.string(), handed_out: z.boolean(), indexes: z.array(z.number()) }))`
       SELECT family, handed_out, array_agg(derived_index ORDER BY derived_index) AS indexes FROM derived_addresses
       WHERE store_id = ${store.clientId} AND environment = 'test' GROUP BY family, handed_out ORDER BY family, handed_out`);
@@ -91,6 +103,121 @@ describe('POST /v1/wallets/derive', () => {
     const answers = await Promise.all(indexes.map((index) => derive({ index }, other.keys.test.secretKey)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(await findHighestDerivedIndex(stack.pool, other.clientId, 'test')).toBe(Math.max(...indexes));
+  });
+
+  const rowsOf = async (storeId: string) =>
+    stack.pool.any(sql.type(z.object({ family: z.string(), derived_index: z.number(), address: z.string(), handed_out: z.boolean() }))`
+      SELECT family, derived_index, address, handed_out FROM derived_addresses
+      WHERE store_id = ${storeId} AND environment = 'test' ORDER BY family, derived_index`);
+
+  it('is one statement once the store\'s keys are known; its gap after the highest is written after the answer', async () => {
+    const counter = await StatementCounter.start();
+    const pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4, { preparedStatements: true });
+    const app = await buildApp({
+      config: stack.config, pool, temporal: stack.temporal, rateLimitStore: memoryRateLimitStore(),
+      rates: new RateService({ testKesPerUsdt: stack.config.testKesPerUsdt, sources: [] }),
+    });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const other = await stack.createStore('Counted');
+      const xpubs = randomAccountXpubs();
+      const key = other.keys.test.secretKey;
+      for (const [kind, xpub] of [['tron', xpubs.tron], ['evm', xpubs.evm]] as const) expect((await registerAt(other.clientId, kind, xpub, key)).status).toBe(200);
+      const call = (index: number) => httpCall(base, { method: 'POST', url: '/v1/wallets/derive', payload: { index }, headers: { 'x-api-key': key } });
+      // The first call learns the keys (and the API key): not counted.
+      expect((await call(0)).status).toBe(200);
+      await gapFillsSettled();
+      // What fills the gap after the answer (findGaps, insertDerivedAddresses, pruneGap), counted apart.
+      const fill = /AS present|EXCLUDED\.handed_out|DELETE FROM derived_addresses/;
+      // A new highest, a repeated index, one inside the gap, a lower new one: one statement each on the request path.
+      for (const [index, raises] of [[5, true], [5, false], [9, true], [2, false], [40, true]] as const) {
+        const statements = await counter.during(async () => {
+          const res = await call(index);
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({ index, tron: deriveAddress(xpubs.tron, 'tron', 0, index), bsc: deriveAddress(xpubs.evm, 'evm', 0, index) });
+          await gapFillsSettled();
+        });
+        const answered = statements.filter((q) => !fill.test(q));
+        expect(answered).toHaveLength(1);
+        expect(answered[0]).toMatch(/INSERT INTO derived_addresses/);
+        // Only a derive that raised the highest fills the gap.
+        expect(statements.some((q) => fill.test(q))).toBe(raises);
+      }
+      // Every index handed out is watched, with the address of its index, and the gap follows the highest (40).
+      const rows = await rowsOf(other.clientId);
+      for (const family of ['evm', 'tron'] as const) {
+        const mine = rows.filter((r) => r.family === family);
+        expect(mine.filter((r) => r.handed_out).map((r) => r.derived_index)).toEqual([0, 2, 5, 9, 40]);
+        expect(mine.filter((r) => !r.handed_out).map((r) => r.derived_index)).toEqual(Array.from({ length: 20 }, (_, i) => 41 + i));
+        for (const r of mine) expect(r.address).toBe(deriveAddress(family === 'evm' ? xpubs.evm : xpubs.tron, family, 0, r.derived_index));
+      }
+    } finally {
+      await app.close();
+      await pool.end();
+      await counter.close();
+    }
+  });
+
+  it('answers from the key registered now when the key changed since the last derive, and watches that key\'s addresses', async () => {
+    const other = await stack.createStore('Key swap');
+    const key = other.keys.test.secretKey;
+    const [first, second] = [randomAccountXpubs().evm, randomAccountXpubs().evm];
+    await registerAt(other.clientId, 'evm', first, key);
+    expect((await derive({ index: 3 }, key)).body.bsc).toBe(deriveAddress(first, 'evm', 0, 3));
+    await gapFillsSettled();
+    await registerAt(other.clientId, 'evm', second, key);
+    // This process knew the first key: the statement finds it replaced, writes nothing for it, and the derive runs again.
+    const res = await derive({ index: 3 }, key);
+    expect(res.body).toEqual({ index: 3, tron: null, bsc: deriveAddress(second, 'evm', 0, 3), missing: ['TRON'] });
+    await gapFillsSettled();
+    const rows = await stack.pool.any(sql.type(z.object({ public_key: z.string(), handed_out: z.boolean(), n: z.number() }))`
+      SELECT public_key, handed_out, count(*)::int AS n FROM derived_addresses WHERE store_id = ${other.clientId}
+      GROUP BY public_key, handed_out ORDER BY public_key, handed_out`);
+    // The second key: index 3 handed out and its 20 gap rows, written though the highest did not rise.
+    expect(rows.filter((r) => r.public_key === second)).toEqual([
+      { public_key: second, handed_out: false, n: 20 },
+      { public_key: second, handed_out: true, n: 1 },
+    ]);
+    // Disconnected since: a 400, and nothing stored.
+    expect((await stack.request({ method: 'DELETE', url: `/v1/merchant/clients/${other.clientId}/wallets/evm`, key })).status).toBeLessThan(300);
+    const refused = await derive({ index: 99 }, key);
+    expect(refused.body.error.code).toBe('wallet_not_connected');
+    expect(await findHighestDerivedIndex(stack.pool, other.clientId, 'test')).toBe(3);
+  });
+
+  it('keeps every index handed out watched when derives racing past each other prune the gap', async () => {
+    const other = await stack.createStore('Ascending');
+    const key = other.keys.test.secretKey;
+    const { evm } = randomAccountXpubs();
+    await registerAt(other.clientId, 'evm', evm, key);
+    // Ascending indexes, 8 at a time: each is inside the gap of an earlier highest that later fills prune.
+    const indexes = Array.from({ length: 120 }, (_, i) => i);
+    for (let at = 0; at < indexes.length; at += 8) {
+      const answers = await Promise.all(indexes.slice(at, at + 8).map((index) => derive({ index }, key)));
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    }
+    await gapFillsSettled();
+    const rows = await rowsOf(other.clientId);
+    expect(rows.filter((r) => r.handed_out).map((r) => r.derived_index)).toEqual(indexes);
+    expect(rows.filter((r) => !r.handed_out).map((r) => r.derived_index)).toEqual(Array.from({ length: 20 }, (_, i) => 120 + i));
+    for (const r of rows) expect(r.address).toBe(deriveAddress(evm, 'evm', 0, r.derived_index));
+  });
+
+  it('fills a gap an answer\'s fill never wrote (a crash) at the worker\'s start sweep', async () => {
+    const other = await stack.createStore('Lost gap');
+    const key = other.keys.test.secretKey;
+    const { evm } = randomAccountXpubs();
+    await registerAt(other.clientId, 'evm', evm, key);
+    expect((await derive({ index: 7 }, key)).status).toBe(200);
+    await gapFillsSettled();
+    await stack.pool.query(sql.unsafe`DELETE FROM derived_addresses WHERE store_id = ${other.clientId} AND NOT handed_out AND derived_index > 10`);
+    expect(await fillIncompleteGaps(stack.pool)).toBeGreaterThanOrEqual(1);
+    const rows = await rowsOf(other.clientId);
+    expect(rows.map((r) => r.derived_index)).toEqual([7, ...Array.from({ length: 20 }, (_, i) => 8 + i)]);
+    // Complete now: a second sweep finds nothing of this store.
+    await fillIncompleteGaps(stack.pool);
+    expect((await rowsOf(other.clientId)).length).toBe(21);
   });
 
   const invalid: [string, unknown, string, RegExp][] = [

@@ -31,8 +31,9 @@ export const deriveWalletRoute = defineRoute({
         .meta({ id: 'DerivedWallet' }),
     },
   },
-  handler: async ({ deps, auth, body }) => {
-    const wallet = await deriveReceiveWallet(deps.pool, auth, body.index);
+  handler: async ({ deps, auth, body, request }) => {
+    // The gap after the highest is written after the answer; a failed fill is retried by the next one.
+    const wallet = await deriveReceiveWallet(deps.pool, auth, body.index, (err) => request.log.warn({ err }, 'could not fill the derived-address gap; the next derive or worker start retries'));
     // Deposits to derived addresses are announced by transfer.confirmed: their watchers must run.
     const rails = [...(wallet.tron ? ['USDT_TRON' as const] : []), ...(wallet.bsc ? ['USDT_BSC' as const] : [])];
     await ensureChainWatchers(deps.temporal, deps.config, rails, auth.environment);
