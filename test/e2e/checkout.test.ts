@@ -98,6 +98,71 @@ describe('hosted checkout /p/:id', () => {
     await page.close();
   });
 
+  it('shows each rail\'s price on its choice in the served HTML, before any script runs, in both languages', async () => {
+    const link = await createLink({ usdtAmount: '10', enabledRails: ['MOBILE_MONEY', 'USDT_BSC', 'USDT_TRON'] });
+    const served = async (acceptLanguage: string) => {
+      const res = await fetch(link.checkoutUrl, { headers: { 'accept-language': acceptLanguage } });
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      // The text of each rail choice, tags stripped: what a customer reads with JavaScript off.
+      const choice = /<a class="rail"[^>]*data-rail="([A-Z_]+)"[^>]*>([\s\S]*?)<\/a>/g;
+      const choices = Object.fromEntries([...html.matchAll(choice)].map((m) => [m[1], m[2]!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()]));
+      return { html, choices };
+    };
+    const en = await served('en-KE,en;q=0.9');
+    expect(en.choices['MOBILE_MONEY']).toContain('KES 1,300');
+    expect(en.choices['USDT_BSC']).toContain('10 USDT');
+    expect(en.choices['USDT_BSC']).toContain('BNB Smart Chain');
+    expect(en.choices['USDT_BSC']).toContain('BEP20');
+    expect(en.choices['USDT_TRON']).toContain('10 USDT');
+    expect(en.choices['USDT_TRON']).toContain('TRC20');
+    expect(en.choices['USDT_TRON']).not.toContain('KES');
+    expect(en.choices['MOBILE_MONEY']).not.toContain('USDT');
+    const sw = await served('sw-KE,sw;q=0.9');
+    expect(sw.html).toContain('<html lang="sw">');
+    expect(sw.choices['MOBILE_MONEY']).toContain('KES 1,300');
+    expect(sw.choices['MOBILE_MONEY']).toContain('Ombi la M-Pesa');
+    expect(sw.choices['USDT_BSC']).toContain('10 USDT');
+  });
+
+  it('follows the browser\'s language on every visit, and remembers only an explicit switch', async () => {
+    const link = await createLink({ usdtAmount: '2', enabledRails: ['MOBILE_MONEY', 'USDT_BSC'] });
+    const langOf = (page: import('playwright-core').Page) => page.locator('html').getAttribute('lang');
+    // A Swahili browser: the page speaks Swahili, the customer picks a rail (the script fetches the panel) and a poll runs.
+    const first = await browser.newContext({ locale: 'sw-KE' });
+    const a = await first.newPage();
+    await a.goto(link.checkoutUrl);
+    await expect(langOf(a)).resolves.toBe('sw');
+    await chooseRail(a, 'USDT_BSC');
+    await a.waitForResponse((r) => r.url().includes('/v1/checkout/'), { timeout: 15_000 });
+    // A browser whose header and navigator.languages disagree (a webview): the script may follow navigator.languages.
+    const b = await first.newPage();
+    await b.setExtraHTTPHeaders({ 'accept-language': 'en' });
+    await b.goto(link.checkoutUrl);
+    await b.waitForFunction(() => document.documentElement.lang === 'sw', undefined, { timeout: 15_000 });
+    expect((await first.cookies()).map((c) => c.name)).toEqual([]);
+    // The same browser, now set to English: answered in English, nothing was remembered.
+    const second = await browser.newContext({ locale: 'en-KE', storageState: await first.storageState() });
+    const c = await second.newPage();
+    await c.goto(link.checkoutUrl);
+    await expect(langOf(c)).resolves.toBe('en');
+    // Set to Swahili again: Swahili again.
+    const third = await browser.newContext({ locale: 'sw-KE', storageState: await second.storageState() });
+    const d = await third.newPage();
+    await d.goto(link.checkoutUrl);
+    await expect(langOf(d)).resolves.toBe('sw');
+    // The customer switches to English explicitly: that is remembered, even by a Swahili browser.
+    await Promise.all([d.waitForEvent('load'), d.click('nav.lang a[hreflang="en"]')]);
+    await expect(langOf(d)).resolves.toBe('en');
+    const fourth = await browser.newContext({ locale: 'sw-KE', storageState: await third.storageState() });
+    const e = await fourth.newPage();
+    await e.goto(link.checkoutUrl);
+    await expect(langOf(e)).resolves.toBe('en');
+    await chooseRail(e, 'MOBILE_MONEY');
+    await expect(e.locator('label[for="phone"]').textContent()).resolves.toBe('M-Pesa phone number');
+    for (const ctx of [first, second, third, fourth]) await ctx.close();
+  });
+
   it('shows a cancelled link as closed and an unknown link as not found', async () => {
     const link = await createLink({ usdtAmount: '1', enabledRails: ['USDT_BSC'] });
     await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/cancel`, key: store.keys.test.secretKey });

@@ -21,6 +21,9 @@ describe('checkout languages', () => {
     expect(pickLanguage('sw', 'en', 'en')).toEqual({ lang: 'sw', chosen: true });
     expect(pickLanguage(undefined, 'sw', 'en-GB')).toEqual({ lang: 'sw', chosen: true });
     expect(pickLanguage('fr', 'xx', 'sw-KE,sw;q=0.9,en;q=0.8')).toEqual({ lang: 'sw', chosen: false });
+    // The script's ?hl= (navigator.languages) beats the header but is the browser's, not a choice.
+    expect(pickLanguage(undefined, undefined, 'en', 'sw')).toEqual({ lang: 'sw', chosen: false });
+    expect(pickLanguage(undefined, 'en', 'sw', 'sw')).toEqual({ lang: 'en', chosen: true });
     expect(fromAcceptLanguage('fr-FR, en;q=0.5, sw;q=0.7')).toBe('sw');
     expect(fromAcceptLanguage('de, fr;q=0.9')).toBe('en');
     expect(fromAcceptLanguage('sw;q=0, en')).toBe('en');
@@ -64,7 +67,7 @@ const view = (over: Partial<CheckoutView> = {}): CheckoutView => ({
   ],
   ...over,
 });
-const render = (v: CheckoutView, lang: 'en' | 'sw' = 'en', rail?: string) => renderCheckoutPanel(v, { lang, chosen: true, rail });
+const render = (v: CheckoutView, lang: 'en' | 'sw' = 'en', rail?: string, chosen = false) => renderCheckoutPanel(v, { lang, chosen, rail });
 
 describe('checkout panel per state', () => {
   it('waiting: the rails as links that work without JavaScript, the QR with its URI as alt text, escaped names', () => {
@@ -74,6 +77,18 @@ describe('checkout panel per state', () => {
     expect(html).toContain('alt="QR code for your wallet. It holds: ethereum:0xT@56/transfer?address=0xabc&amp;uint256=10"');
     expect(html).toContain('Send only USDT on BNB Smart Chain. Another coin (such as BNB)');
     expect(html).not.toContain('data-testid="state"');
+  });
+
+  it('prices every rail on its choice (KES for M-Pesa, USDT due for a chain), and carries only a switched language in links', () => {
+    const html = render(view({ amountDue: '1250.5' }), 'sw');
+    expect(html).toContain('<b class="price" data-testid="price-MOBILE_MONEY">KES 1,300</b>');
+    expect(html).toContain('<b class="price" data-testid="price-USDT_BSC">1,250.5 USDT</b>');
+    expect(html).toContain('href="?rail=USDT_BSC"');
+    expect(render(view({ mobileMoneyAmount: null }))).not.toContain('price-MOBILE_MONEY');
+    const switched = render(view(), 'sw', 'MOBILE_MONEY', true);
+    expect(switched).toContain('href="?rail=USDT_BSC&amp;lang=sw"');
+    expect(switched).toContain('<input type="hidden" name="lang" value="sw">');
+    expect(render(view(), 'sw', 'MOBILE_MONEY')).not.toContain('name="lang"');
   });
 
   it('M-Pesa: a form that posts without JavaScript; waiting hides it; a failure says why in Swahili', () => {

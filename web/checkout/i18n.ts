@@ -3,8 +3,13 @@ import { en, sw, type MessageKey } from './messages.js';
 export const languages = ['en', 'sw'] as const;
 export type Lang = (typeof languages)[number];
 export const languageNames: Record<Lang, string> = { en: 'English', sw: 'Kiswahili' };
-/** The cookie that remembers a customer's choice of language (set by the switch; no session). */
-export const languageCookie = 'malipo_lang';
+/**
+ * The cookie that remembers a customer's explicit choice of language (set only by the switch; no
+ * session). It was `malipo_lang` before, which the page's script also set when it merely followed
+ * the browser: that one is ignored and cleared (routes.ts), so those browsers are followed again.
+ */
+export const languageCookie = 'malipo_lang_choice';
+export const formerLanguageCookie = 'malipo_lang';
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, sw };
 /** The locale amounts and dates are formatted in: Kenyan English or Kenyan Swahili. */
@@ -13,13 +18,20 @@ export const localeOf: Record<Lang, string> = { en: 'en-KE', sw: 'sw-KE' };
 const isLang = (v: unknown): v is Lang => typeof v === 'string' && (languages as readonly string[]).includes(v);
 
 /**
- * Which language to render: an explicit `?lang=` (the switch), then the remembered choice, then
- * the browser's Accept-Language by its q-values, else English. `fromBrowser` says whether the
- * browser's preference decided, so the page's script may still follow navigator.languages.
+ * Which language to render: an explicit `?lang=` (the switch, or a link carrying a switch made
+ * earlier), then the remembered switch (the cookie), then the browser's: `?hl=` (what the page's
+ * script read from navigator.languages, never remembered), else Accept-Language by its q-values,
+ * else English. `chosen` says whether the customer decided (only then is `?lang=` carried along).
  */
-export function pickLanguage(query: unknown, cookie: string | undefined, acceptLanguage: string | undefined): { lang: Lang; chosen: boolean } {
+export function pickLanguage(
+  query: unknown,
+  cookie: string | undefined,
+  acceptLanguage: string | undefined,
+  browserHint?: unknown,
+): { lang: Lang; chosen: boolean } {
   if (isLang(query)) return { lang: query, chosen: true };
   if (isLang(cookie)) return { lang: cookie, chosen: true };
+  if (isLang(browserHint)) return { lang: browserHint, chosen: false };
   return { lang: fromAcceptLanguage(acceptLanguage ?? ''), chosen: false };
 }
 

@@ -72,7 +72,7 @@ export function renderCheckoutPanel(v: CheckoutView, o: PageOptions): string {
       : '',
     `</div>`,
     renderState(v, lang, state),
-    open && !inFlight ? renderRailChoices(v, lang, rail) + renderRailPanel(v, lang, rail, o.echo) : '',
+    open && !inFlight ? renderRailChoices(v, lang, rail, o.chosen) + renderRailPanel(v, lang, rail, o.echo, o.chosen) : '',
   ]
     .filter(Boolean)
     .join('\n');

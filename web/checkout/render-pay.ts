@@ -1,6 +1,6 @@
 import type { CheckoutRail, CheckoutView } from '../../services/checkout/view.js';
 import { esc } from './html.js';
-import { formatDuration, formatUsdtAmount, t, type Lang } from './i18n.js';
+import { formatDuration, formatKes, formatUsdtAmount, t, type Lang } from './i18n.js';
 import { methodOf } from '../../rails/methods.js';
 import { railFacts } from '../../rails/registry.js';
 
@@ -10,22 +10,34 @@ export interface FormEcho {
   error: string;
 }
 
-/** The rail choices: links, so they work without JavaScript (`?rail=`); the script keeps them in place. */
-export function renderRailChoices(v: CheckoutView, lang: Lang, selected: CheckoutRail | null): string {
+/**
+ * The rail choices: links, so they work without JavaScript (`?rail=`); the script keeps them in
+ * place. Each shows its own price, so the customer compares before choosing: KES for a prompt
+ * (M-Pesa), the USDT amount due for a chain (whose name and token standard are beside it).
+ */
+export function renderRailChoices(v: CheckoutView, lang: Lang, selected: CheckoutRail | null, chosen = false): string {
   const items = v.rails.map((r) => {
     const current = selected?.network === r.network;
-    const href = `?rail=${r.network}${langParam(lang)}`;
+    const href = `?rail=${r.network}${langParam(lang, chosen)}`;
+    const price = railPrice(v, lang, r);
     return `<li><a class="rail" href="${esc(href)}" data-rail="${r.network}"${current ? ' aria-current="true"' : ''}>
-<img src="${esc(r.chainLogoUrl)}" alt="" width="24" height="24"><span>${esc(r.displayName)}<small>${esc(r.tokenStandard ?? t(lang, 'mpesaPrompt'))}</small></span></a></li>`;
+<img src="${esc(r.chainLogoUrl)}" alt="" width="24" height="24"><span>${esc(r.displayName)}<small>${esc(r.tokenStandard ?? t(lang, 'mpesaPrompt'))}</small>${price ? `<b class="price" data-testid="price-${r.network}">${esc(price)}</b>` : ''}</span></a></li>`;
   });
   return `<nav aria-label="${esc(t(lang, 'methodGroup'))}"><ul class="rails">${items.join('')}</ul></nav>`;
 }
 
-const langParam = (lang: Lang) => (lang === 'en' ? '' : `&lang=${lang}`);
+/** What a rail asks for: the KES amount on a prompt rail (none when the link has no KES price), else the USDT due. */
+export function railPrice(v: CheckoutView, lang: Lang, rail: CheckoutRail): string | null {
+  if (methodOf(rail.network).checkout.panel === 'prompt') return v.mobileMoneyAmount === null ? null : formatKes(lang, v.mobileMoneyAmount);
+  return formatUsdtAmount(lang, v.amountDue);
+}
 
-export function renderRailPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail | null, echo?: FormEcho): string {
+/** A switch the customer made is carried in links (it also lives in a cookie, which may be off); the browser's language is not. */
+const langParam = (lang: Lang, chosen: boolean) => (chosen ? `&lang=${lang}` : '');
+
+export function renderRailPanel(v: CheckoutView, lang: Lang, rail: CheckoutRail | null, echo?: FormEcho, chosen = false): string {
   if (!rail) return `<p class="muted">${esc(t(lang, 'chooseMethod'))}</p>`;
-  if (methodOf(rail.network).checkout.panel === 'prompt') return mpesaPanel(v, lang, echo);
+  if (methodOf(rail.network).checkout.panel === 'prompt') return mpesaPanel(v, lang, echo, chosen);
   if (rail.simulatedOnly) {
     return `<section class="pay"><p class="notice" data-testid="simulated-only">${esc(t(lang, 'simulatedOnly', { network: rail.displayName }))}</p></section>`;
   }
@@ -57,13 +69,12 @@ ${rail.walletUri ? `<a class="primary" href="${esc(rail.walletUri)}" data-testid
  * The M-Pesa form posts without JavaScript (POST /p/:id/pay/mobile-money, then back to the page);
  * with it, the script sends the same number to the JSON route. A prompt already open hides it.
  */
-function mpesaPanel(v: CheckoutView, lang: Lang, echo?: FormEcho): string {
+function mpesaPanel(v: CheckoutView, lang: Lang, echo: FormEcho | undefined, chosen: boolean): string {
   if (v.mobileMoney?.state === 'waiting') return '';
   const error = echo?.error ?? '';
   return `<section class="pay" aria-label="M-Pesa">
 <form method="post" action="/p/${esc(v.id)}/pay/mobile-money" data-mpesa novalidate>
-<input type="hidden" name="lang" value="${lang}">
-<label for="phone">${esc(t(lang, 'phoneLabel'))}</label>
+${chosen ? `<input type="hidden" name="lang" value="${lang}">\n` : ''}<label for="phone">${esc(t(lang, 'phoneLabel'))}</label>
 <input type="tel" id="phone" name="phoneNumber" inputmode="tel" autocomplete="tel" placeholder="07XX XXX XXX" aria-describedby="phone-hint phone-error"${error ? ' aria-invalid="true"' : ''} value="${esc(echo?.phone ?? '')}">
 <p id="phone-hint" class="muted">${esc(t(lang, 'phoneHint'))}</p>
 <p id="phone-error" class="error" role="alert">${esc(error)}</p>

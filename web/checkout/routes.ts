@@ -5,7 +5,7 @@ import { limitOf } from '../../api/plugins/rate-limit.js';
 import { checkoutPayMobileMoneyRoute } from '../../api/routes/checkout/pay-mobile-money.js';
 import { findCheckout } from '../../services/checkout/checkout.js';
 import { isRailId } from '../../rails/registry.js';
-import { languageCookie, pickLanguage, type Lang } from './i18n.js';
+import { formerLanguageCookie, languageCookie, pickLanguage, type Lang } from './i18n.js';
 import { renderCheckoutPage, renderCheckoutPanel, renderNotFoundPage, type PageOptions } from './page.js';
 import { sendPromptFromForm } from './pay-form.js';
 import { registerStoreLogoRoute } from './logo.js';
@@ -28,13 +28,20 @@ const pageHeaders = {
 const cookieValue = (request: FastifyRequest, name: string): string | undefined =>
   request.headers.cookie?.split(';').map((c) => c.trim().split('=')).find(([k]) => k === name)?.[1];
 
-/** The page's language; a `?lang=` (the switch) is remembered in a cookie for a year. */
+/**
+ * The page's language. Only an explicit `?lang=` (the switch) is remembered, in a cookie for a
+ * year; the browser's language (Accept-Language, or the script's `?hl=` from navigator.languages)
+ * is followed on every visit and never stored. The former cookie, which the script also set when it
+ * only followed the browser, is cleared.
+ */
 export function languageFor(request: FastifyRequest, reply: FastifyReply, asked?: unknown): { lang: Lang; chosen: boolean } {
-  const query = asked ?? (request.query as Record<string, unknown>).lang;
-  const picked = pickLanguage(query, cookieValue(request, languageCookie), request.headers['accept-language']);
-  if (picked.chosen && query === picked.lang) {
-    reply.header('set-cookie', `${languageCookie}=${picked.lang}; Path=/p; Max-Age=31536000; SameSite=Lax`);
-  }
+  const params = request.query as Record<string, unknown>;
+  const query = asked ?? params.lang;
+  const picked = pickLanguage(query, cookieValue(request, languageCookie), request.headers['accept-language'], params.hl);
+  const cookies: string[] = [];
+  if (picked.chosen && query === picked.lang) cookies.push(`${languageCookie}=${picked.lang}; Path=/p; Max-Age=31536000; SameSite=Lax`);
+  if (cookieValue(request, formerLanguageCookie) !== undefined) cookies.push(`${formerLanguageCookie}=; Path=/p; Max-Age=0; SameSite=Lax`);
+  if (cookies.length) reply.header('set-cookie', cookies);
   return picked;
 }
 
@@ -83,7 +90,7 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
       const { lang, chosen } = languageFor(request, reply, form.get('lang'));
       const { id } = request.params as { id: string };
       const outcome = await sendPromptFromForm(deps, { request, reply, promptLimit, linkId: id, phone: form.get('phoneNumber') ?? '', lang });
-      if (outcome.ok) return reply.redirect(`/p/${id}?rail=MOBILE_MONEY`, 303);
+      if (outcome.ok) return reply.redirect(`/p/${id}?rail=MOBILE_MONEY${chosen ? `&lang=${lang}` : ''}`, 303);
       const found = linkId.test(id) ? await findCheckout(deps, id) : null;
       if (!found) return reply.status(404).send(renderNotFoundPage(lang));
       const options: PageOptions = { lang, chosen, rail: found.rails.find((r) => paidByPrompt(r.network))?.network, echo: { phone: form.get('phoneNumber') ?? '', error: outcome.message } };

@@ -18,8 +18,11 @@
   var baseMs = 4000;
   var delayMs = baseMs;
   var timer = null;
+  var hinted = /[?&]hl=/.test(location.search);
 
-  // The browser's languages decide when the customer has not chosen (no switch, no cookie).
+  // The browser's languages decide when the customer has not switched. Accept-Language usually
+  // says the same; where it does not (a webview), the page is asked again with ?hl=, which the
+  // server follows for this visit and never remembers (only the switch, ?lang=, is remembered).
   if (!config.chosen && navigator.languages) {
     var wanted = null;
     for (var i = 0; i < navigator.languages.length && !wanted; i++) {
@@ -27,7 +30,7 @@
       if (supported.indexOf(base) >= 0) wanted = base;
     }
     if (wanted && wanted !== config.lang) {
-      location.replace('?lang=' + wanted + (rail ? '&rail=' + rail : ''));
+      location.replace('?hl=' + wanted + (rail ? '&rail=' + rail : ''));
       return;
     }
   }
@@ -68,7 +71,11 @@
   }
 
   function query() {
-    return '?' + (rail ? 'rail=' + rail + '&' : '') + 'lang=' + config.lang;
+    // A switch is carried (cookies may be off); so is a language read from navigator.languages
+    // (?hl=), which Accept-Language would not give again. Otherwise the server follows the header.
+    var carried = config.chosen ? 'lang=' + config.lang : hinted ? 'hl=' + config.lang : '';
+    var parts = (rail ? ['rail=' + rail] : []).concat(carried ? [carried] : []);
+    return parts.length ? '?' + parts.join('&') : '';
   }
 
   function keepLanguageLinks() {
