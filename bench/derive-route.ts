@@ -14,7 +14,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { memoryRateLimitStore } from '../api/plugins/rate-limit.js';
 import { openPool } from '../db/pool.js';
-import { deriveAddress } from '../domain/hd/derive.js';
+import { deriveAddress } from '../rails/chain/derive-address.js';
 import { buildApp } from '../runtime/http-app.js';
 import { RateService } from '../services/rates/rate-service.js';
 import { gapFillsSettled } from '../services/wallets/derived-addresses.js';

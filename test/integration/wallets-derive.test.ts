@@ -6,7 +6,7 @@ import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { openPool } from '../../db/pool.js';
 import { findHighestDerivedIndex } from '../../db/wallet-repo.js';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { deriveAddress } from '../../domain/hd/derive.js';
+import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { buildApp } from '../../runtime/http-app.js';
 import { RateService } from '../../services/rates/rate-service.js';
 import { fillIncompleteGaps, gapFillsSettled } from '../../services/wallets/derived-addresses.js';
