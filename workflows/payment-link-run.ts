@@ -164,12 +164,15 @@ export class LinkRun {
 
   /**
    * What the Temporal UI shows without a query: the current details, and (patch `ui-state-memo`)
-   * the memo, both saying the status and, once settled, until when late payments are watched.
+   * the memo, both saying the status and, once settled, until when late payments are watched;
+   * that time is the `MalipoWatchUntil` search attribute too.
    */
   showState(): void {
     const watchEnds = this.watchEndsAtMs();
     setCurrentDetails(linkStateLine(this.status, this.windows.expiresAtMs, watchEnds));
-    if (patched(uiStatePatch)) upsertMemo(linkStateMemo(this.status, this.windows.expiresAtMs, watchEnds));
+    if (!patched(uiStatePatch)) return;
+    upsertMemo(linkStateMemo(this.status, this.windows.expiresAtMs, watchEnds));
+    if (isTerminal(this.status)) upsertSearchAttributes([{ key: searchAttributes.watchUntil, value: new Date(watchEnds) }]);
   }
 
   /** When the workflow stops watching: the late window after expiry, or after a terminal state. */

@@ -47,6 +47,7 @@ async function shown(id: string) {
   return {
     status: desc.status.name,
     statusAttribute: desc.typedSearchAttributes.get(searchAttributes.status),
+    watchUntilAttribute: desc.typedSearchAttributes.get(searchAttributes.watchUntil)?.toISOString(),
     memo: (await desc.memo) as Record<string, unknown>,
     summary: await desc.staticSummary(),
     details: metadata.currentDetails,
@@ -64,6 +65,7 @@ describe('a link in the Temporal UI', () => {
     expect(open.summary).toBe(`Payment link ${link.id} · 10.5 USDT / ${link.mobileMoneyAmount} KES · store ${store.clientId} · test`);
     expect(open.memo).toMatchObject({ [linkMemoKeys.status]: 'PENDING', [linkMemoKeys.expiresAt]: new Date(link.expiresAt).toISOString() });
     expect(open.memo[linkMemoKeys.watchingUntil] ?? null).toBeNull();
+    expect(open.watchUntilAttribute).toBeUndefined();
     expect(open.details).toBe(`PENDING · expires at ${new Date(link.expiresAt).toISOString()}`);
 
     const phone = '254712093847';
@@ -88,6 +90,13 @@ describe('a link in the Temporal UI', () => {
     expect(settled.memo[linkMemoKeys.state]).toBe(`CONFIRMED · watching for late payments until ${until}`);
     expect(settled.details).toBe(`CONFIRMED · watching for late payments until ${until}`);
     expect(settled.summary).toBe(open.summary);
+    // The same time as a search attribute: ops list the links that are only watching.
+    expect(settled.watchUntilAttribute).toBe(until);
+    const query = `${searchAttributes.store.name} = '${store.clientId}' AND ${searchAttributes.status.name} = 'CONFIRMED' AND ${searchAttributes.watchUntil.name} > '${new Date().toISOString()}'`;
+    await eventually(async () => {
+      for await (const wf of stack.temporal.workflow.list({ query })) if (wf.workflowId === paymentLinkWorkflowId(link.id)) return true;
+      return undefined;
+    }, 'the link listed by MalipoWatchUntil');
 
     // … but never in what the UI shows, nor any of the link's addresses.
     const everything = JSON.stringify(settled);
@@ -107,6 +116,7 @@ describe('a link in the Temporal UI', () => {
       return got.memo[linkMemoKeys.status] === 'CANCELLED' ? got : undefined;
     }, 'the memo to say CANCELLED');
     const until = Date.parse(s.memo[linkMemoKeys.watchingUntil] as string);
+    expect(s.watchUntilAttribute).toBe(s.memo[linkMemoKeys.watchingUntil]);
     expect(until).toBeGreaterThanOrEqual(before + dayMs - 5_000);
     expect(until).toBeLessThanOrEqual(Date.now() + dayMs + 5_000);
     expect(s.details).toMatch(/^CANCELLED · watching for late payments until \d{4}-\d\d-\d\dT/);
