@@ -7,6 +7,7 @@ import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { connectAllRails } from '../helpers/fixtures.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -97,6 +98,8 @@ describe('a link in the Temporal UI', () => {
       for await (const wf of stack.temporal.workflow.list({ query })) if (wf.workflowId === paymentLinkWorkflowId(link.id)) return true;
       return undefined;
     }, 'the link listed by MalipoWatchUntil');
+
+    await maybeRecordHistory(handle(link.id), 'payment-link-ui-state');
 
     // … but never in what the UI shows, nor any of the link's addresses.
     const everything = JSON.stringify(settled);
