@@ -7,6 +7,12 @@ export const searchAttributes = {
   environment: defineSearchAttributeKey('MalipoEnvironment', 'KEYWORD'),
   merchantRef: defineSearchAttributeKey('MalipoMerchantRef', 'KEYWORD'),
   rail: defineSearchAttributeKey('MalipoRail', 'KEYWORD'),
+  /** A settled link's end of the late-payment watch (its workflow runs until then): domain/link-display.ts. */
+  watchUntil: defineSearchAttributeKey('MalipoWatchUntil', 'DATETIME'),
 } as const;
 
 export const allSearchAttributeKeys = Object.values(searchAttributes);
+
+/** A key's type as `temporal` flags and `temporal operator search-attribute create --type` spell it. */
+export const cliTypeOf = (k: (typeof allSearchAttributeKeys)[number]): 'Keyword' | 'Datetime' => (k.type === 'DATETIME' ? 'Datetime' : 'Keyword');
+

@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { allSearchAttributeKeys } from '../domain/search-attributes.js';
+import { allSearchAttributeKeys, cliTypeOf } from '../domain/search-attributes.js';
 import { freeLoopbackPort, startReadOnlyUi, type ReadOnlyUi } from './read-only-ui.js';
 
 const run = promisify(execFile);
@@ -19,9 +19,9 @@ export interface EmbeddedTemporal {
 /** Where the running dev server's process id is kept, so the next start can find an orphan. */
 const pidFile = (dataDir: string) => join(dataDir, 'temporal.pid');
 
-/** Search attribute flags for `temporal server start-dev`: `--search-attribute Name=Keyword`. */
+/** Search attribute flags for `temporal server start-dev`: `--search-attribute Name=Keyword` (or `=Datetime`). */
 export function searchAttributeArgs(): string[] {
-  return allSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]);
+  return allSearchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=${cliTypeOf(k)}`]);
 }
 
 /**

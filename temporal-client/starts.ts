@@ -16,6 +16,7 @@ import {
   type WebhookDeliveryResult,
 } from '../domain/workflow-contract.js';
 import { correlationMemoKey } from '../domain/correlation.js';
+import { linkStateMemo, linkSummary } from '../domain/link-display.js';
 import { queueOf, type TemporalTarget } from './target.js';
 
 /**
@@ -33,8 +34,14 @@ export async function startPaymentRequest(
       taskQueue: queueOf(target, 'payments'),
       args: [input] satisfies [PaymentLinkInput],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      // Shown in the Temporal UI; its activities log it and tag their spans with it (docs/tracing.md).
-      ...(request.correlationId ? { memo: { [correlationMemoKey]: request.correlationId } } : {}),
+      // Shown in the Temporal UI: the summary (ids and amounts, never a phone number or an address),
+      // the state the workflow keeps current (domain/link-display.ts) and the correlation id, which
+      // its activities log and tag their spans with (docs/tracing.md).
+      staticSummary: linkSummary(request.kind, input),
+      memo: {
+        ...linkStateMemo('PENDING', input.expiresAtMs, input.expiresAtMs + input.lateWatchMinutes * 60_000),
+        ...(request.correlationId ? { [correlationMemoKey]: request.correlationId } : {}),
+      },
       typedSearchAttributes: [
         { key: searchAttributes.status, value: 'PENDING' },
         { key: searchAttributes.store, value: input.storeId },

@@ -28,3 +28,11 @@ export const exclusiveLockPatch = 'exclusive-handler-lock';
  * Checked once, at a run's first task (`LinkRun.pulls`).
  */
 export const pullEvidencePatch = 'pull-evidence';
+
+/**
+ * The workflow shows its state where ops look in the Temporal UI (issue 34): on every status
+ * change it upserts a memo (the status, the expiry, and once settled "watching for late payments
+ * until …", domain/link-display.ts), and once settled the `MalipoWatchUntil` search attribute.
+ * Histories recorded before it replay without these upserts. Checked at every status change (`LinkRun.moveTo`).
+ */
+export const uiStatePatch = 'ui-state-memo';

@@ -1,6 +1,7 @@
-import { condition, patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Disposition, LinkActivities } from '../activities/links/index.js';
 import { linkTerms, type CountedPayment, type LinkCurrency, type LinkTerms } from '../domain/link-accounting.js';
+import { linkStateLine, linkStateMemo } from '../domain/link-display.js';
 import { watchEndsAtMs, type LinkWindows } from '../domain/link-deadlines.js';
 import type { RailId } from '../domain/rails.js';
 import { searchAttributes } from '../domain/search-attributes.js';
@@ -8,7 +9,7 @@ import { isTerminal, nextStatus, type LinkEvent, type LinkStatus } from '../doma
 import type { CarriedLinkState, LinkRailTerms, PaymentLinkInput, PaymentReport } from '../domain/workflow-contract.js';
 import { defaultPromptRail, linkRailTerms } from '../rails/registry.js';
 import { PromptBook } from './mobile-money-prompts.js';
-import { exclusiveLockPatch, pullEvidencePatch } from './payment-link-patches.js';
+import { exclusiveLockPatch, pullEvidencePatch, uiStatePatch } from './payment-link-patches.js';
 
 // Database writes retry quickly and without limit: PostgreSQL coming back is only a matter of time.
 export const db = proxyActivities<LinkActivities>({
@@ -91,6 +92,8 @@ export class LinkRun {
       heartbeatTimeout: '10 seconds',
       retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
     });
+    // The UI's current details (no command: every history replays as before).
+    setCurrentDetails(linkStateLine(this.status, this.windows.expiresAtMs, this.watchEndsAtMs()));
   }
 
   /**
@@ -156,6 +159,20 @@ export class LinkRun {
     if (!persisted) await db.setLinkStatus({ linkId: this.linkId, from: [from], to });
     if (isTerminal(to)) this.terminalAtMs = Date.now();
     upsertSearchAttributes([{ key: searchAttributes.status, value: to }]);
+    this.showState();
+  }
+
+  /**
+   * What the Temporal UI shows without a query: the current details, and (patch `ui-state-memo`)
+   * the memo, both saying the status and, once settled, until when late payments are watched;
+   * that time is the `MalipoWatchUntil` search attribute too.
+   */
+  showState(): void {
+    const watchEnds = this.watchEndsAtMs();
+    setCurrentDetails(linkStateLine(this.status, this.windows.expiresAtMs, watchEnds));
+    if (!patched(uiStatePatch)) return;
+    upsertMemo(linkStateMemo(this.status, this.windows.expiresAtMs, watchEnds));
+    if (isTerminal(this.status)) upsertSearchAttributes([{ key: searchAttributes.watchUntil, value: new Date(watchEnds) }]);
   }
 
   /** When the workflow stops watching: the late window after expiry, or after a terminal state. */

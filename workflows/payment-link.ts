@@ -95,5 +95,6 @@ async function continueAsNewIfLong(run: LinkRun): Promise<void> {
   if (run.inbox.length > 0 || run.busy || run.promptAdded) return;
   const carried = run.carry();
   log.info('Continuing as new to keep the history short', { linkId: run.linkId, historyLength: info.historyLength });
-  await makeContinueAsNewFunc<typeof paymentLink>({ typedSearchAttributes: info.typedSearchAttributes })({ ...run.input, carried });
+  // The memo too (the correlation id, the state the UI shows): a new run starts with none otherwise.
+  await makeContinueAsNewFunc<typeof paymentLink>({ typedSearchAttributes: info.typedSearchAttributes, ...(info.memo ? { memo: info.memo } : {}) })({ ...run.input, carried });
 }

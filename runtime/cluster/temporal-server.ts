@@ -163,8 +163,11 @@ async function waitForFrontend(address: string, timeoutMs: number, failed: () =>
   }
 }
 
-/** `temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD`. */
-const keywordType = 2;
+/** `temporal.api.enums.v1.IndexedValueType`: INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_DATETIME. */
+const indexedValueTypes = { KEYWORD: 2, DATETIME: 6 } as const;
+/** A value each attribute's type parses, for the probe query. */
+const probeValues = { KEYWORD: '"probe"', DATETIME: '"2000-01-01T00:00:00Z"' } as const;
+type AttributeType = keyof typeof indexedValueTypes;
 type Long = NonNullable<NonNullable<Parameters<Connection['workflowService']['registerNamespace']>[0]['workflowExecutionRetentionPeriod']>['seconds']>;
 const grpcNotFound = 5;
 
@@ -189,16 +192,16 @@ export async function ensureNamespace(address: string, namespace: string, log?: 
       log?.(`registered the Temporal namespace ${namespace} (retention ${clusterSettings.namespaceRetention})`);
     }
     const existing = await retry(() => connection.operatorService.listSearchAttributes({ namespace }), 60_000);
-    const missing = allSearchAttributeKeys.map((k) => k.name).filter((name) => !(name in (existing.customAttributes ?? {})));
+    const missing = allSearchAttributeKeys.filter((k) => !(k.name in (existing.customAttributes ?? {})));
     if (missing.length) {
       await retry(() => connection.operatorService.addSearchAttributes({
         namespace,
-        searchAttributes: Object.fromEntries(missing.map((name) => [name, keywordType])),
+        searchAttributes: Object.fromEntries(missing.map((k) => [k.name, indexedValueTypes[k.type as AttributeType]])),
       }), 60_000);
-      log?.(`registered the search attributes ${missing.join(', ')}`);
+      log?.(`registered the search attributes ${missing.map((k) => k.name).join(', ')}`);
     }
     // The frontend caches namespaces and their search attributes (refreshed every few seconds).
-    const query = allSearchAttributeKeys.map((k) => `${k.name} = "probe"`).join(' AND ');
+    const query = allSearchAttributeKeys.map((k) => `${k.name} = ${probeValues[k.type as AttributeType]}`).join(' AND ');
     await retry(() => connection.workflowService.countWorkflowExecutions({ namespace, query }), 90_000);
   } finally {
     await connection.close();

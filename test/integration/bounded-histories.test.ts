@@ -108,6 +108,9 @@ describe('a link that keeps receiving payments', () => {
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
     await maybeRecordHistory(handle, 'payment-link-continued-as-new', firstRunId);
     expect(later.typedSearchAttributes.get(searchAttributes.store)).toBe(store.clientId);
+    // The memo the Temporal UI shows (the link's state) carries over too.
+    expect(await later.memo).toEqual(await first.memo);
+    expect(await later.memo).toHaveProperty('expiresAt');
 
     // The new run remembers every payment: a repeat counts once, the rest confirms the link.
     await handle.signal(paymentConfirmed, await deposit('dust1', 1n));
@@ -121,6 +124,8 @@ describe('a link that keeps receiving payments', () => {
     const state = await handle.query(linkState);
     expect(state.payments).toHaveLength(7);
     expect(state.status).toBe('CONFIRMED');
-    expect((await handle.describe()).typedSearchAttributes.get(searchAttributes.status)).toBe('CONFIRMED');
+    const settled = await handle.describe();
+    expect(settled.typedSearchAttributes.get(searchAttributes.status)).toBe('CONFIRMED');
+    expect(await settled.memo).toMatchObject({ status: 'CONFIRMED' });
   }, 90_000);
 });

@@ -89,7 +89,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT unset', () => {
     expect(webhook.headers.traceparent).toBeUndefined();
     // The workflow's memo (the Temporal UI shows it) and the worker's log line of the attempt carry it.
     const described = await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(created.body.id)).describe();
-    expect(await described.memo).toEqual({ correlationId });
+    expect(await described.memo).toMatchObject({ correlationId, status: 'CONFIRMED' });
     const attempt = workerLogs.find((l) => l.message === 'webhook attempt' && l.meta?.eventId === JSON.parse(webhook.body).id);
     expect(attempt?.meta).toMatchObject({ correlationId, activityType: 'dispatchEvent' });
   });

@@ -28,7 +28,7 @@ describe('docker-compose.yml', () => {
     expect(compose.services.temporal.environment.DB).toBe('postgres12');
     expect(compose.services.temporal.environment.POSTGRES_SEEDS).toBe('postgres');
     const setup = compose.services['temporal-setup'].command.join(' ');
-    for (const a of ['MalipoStatus', 'MalipoStore', 'MalipoEnvironment', 'MalipoMerchantRef', 'MalipoRail']) expect(setup).toContain(a);
+    for (const a of ['MalipoStatus', 'MalipoStore', 'MalipoEnvironment', 'MalipoMerchantRef', 'MalipoRail', 'MalipoWatchUntil']) expect(setup).toContain(a);
     expect(compose.volumes).toHaveProperty('pgdata');
   });
 
