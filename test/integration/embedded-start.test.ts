@@ -1,32 +1,13 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { httpCall } from '../helpers/http.js';
-import { freePort } from '../helpers/ports.js';
+import { embeddedEnv, startEmbedded, waitForOutput } from '../helpers/embedded-process.js';
 
 const run = promisify(execFile);
-
-
-function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code} before "${text}":\n${out}`)));
-  });
-}
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -42,19 +23,10 @@ describe('embedded default (npm start)', () => {
   it('starts, serves, stops on SIGINT and keeps its data across restarts', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'malipo-embedded-'));
     dirs.push(dataDir);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(await freePort()),
-      TEMPORAL_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-    };
-    delete env.DATABASE_URL;
-    delete env.TEMPORAL_ADDRESS;
+    const env = await embeddedEnv(dataDir);
     const base = `http://127.0.0.1:${env.PORT}`;
 
-    const start = () => spawn(process.execPath, ['bin/malipo.mjs', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const start = () => startEmbedded(env);
     let child = start();
     const banner = await waitForOutput(child, 'Malipo is running.', 240_000);
     expect(banner).toContain(`Temporal UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);

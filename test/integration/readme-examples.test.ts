@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { demoMerchants } from '../../emulators/daraja/cli.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { httpCall } from '../helpers/http.js';
-import { freePort } from '../helpers/ports.js';
+import { embeddedEnv, startEmbedded, waitForOutput } from '../helpers/embedded-process.js';
 import { eventually } from '../helpers/wait.js';
 
 const run = promisify(execFile);
@@ -66,23 +66,6 @@ function fill(command: string, f: Filled): string {
   return c;
 }
 
-function waitForOutput(child: ChildProcess, text: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${out}`)), timeoutMs);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code} before "${text}":\n${out}`)));
-  });
-}
-
 let dataDir: string;
 let child: ChildProcess | undefined;
 let daraja: DarajaEmulator;
@@ -92,19 +75,9 @@ let base: string;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'malipo-readme-'));
   daraja = await startDarajaEmulator({ merchants: demoMerchants, autoCompleteMs: 500 });
-  env = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    TEMPORAL_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    MPESA_SANDBOX_URL: daraja.url,
-    LOG_LEVEL: 'warn',
-  };
-  delete env.DATABASE_URL;
-  delete env.TEMPORAL_ADDRESS;
+  env = await embeddedEnv(dataDir, { MPESA_SANDBOX_URL: daraja.url });
   base = `http://127.0.0.1:${env.PORT}`;
-  child = spawn(process.execPath, ['bin/malipo.mjs', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = startEmbedded(env);
   // A first start bundles the workflows and migrates PGlite: seconds on a quiet machine, minutes on a busy one.
   await waitForOutput(child, 'Malipo is running.', 240_000);
 }, 300_000);
