@@ -157,12 +157,23 @@ export function tableRows(r: Results): Row[] {
     });
   }
   if (r.chain) {
-    for (const [key, x] of Object.entries(r.chain as Record<string, any>)) {
+    for (const x of Object.values(r.chain as Record<string, any>)) {
+      const at = `${x.rail}, poll ${n(x.pollMs)} ms, ${x.rounds} rounds (\`chain\`)`;
+      const p = (p50: number, p99: number) => `p50 ${n(p50)} ms, p99 ${n(p99)} ms`;
       rows.push({
-        measure: `block at depth → CONFIRMED, ${key.replace('poll', 'poll ').replace('ms', ' ms')} (\`chain\`)`,
-        app: `median ${n(x.depthToConfirmedMedianMs)} ms (max ${n(x.depthToConfirmedMaxMs)})`,
-        baseline: typeof x.depthToConfirmedAtMedianMs === 'number' ? `by the database's confirmed_at: median ${n(x.depthToConfirmedAtMedianMs)} ms (max ${n(x.depthToConfirmedAtMaxMs)})` : '—',
-        ratio: '—', target: '—', eventLoop: '—', verdict: '—',
+        measure: `mined → PROCESSING, ${at}`, app: p(x.minedToProcessingP50Ms, x.minedToProcessingP99Ms),
+        baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
+      });
+      rows.push({
+        measure: `block at depth → CONFIRMED, ${at}`, app: p(x.depthToConfirmedP50Ms, x.depthToConfirmedP99Ms),
+        baseline: `by the database's confirmed_at: ${p(x.depthToConfirmedAtP50Ms, x.depthToConfirmedAtP99Ms)}`,
+        ratio: '—', target: x.pollMs === 1000 ? 'p99 < 3,000 ms' : '—', eventLoop: '—',
+        verdict: x.pollMs === 1000 ? verdict(x.depthToConfirmedP99Ms < 3000) : '—',
+      });
+      rows.push({
+        measure: `block at depth → first webhook arrives, ${at}`, app: p(x.depthToWebhookP50Ms, x.depthToWebhookP99Ms),
+        baseline: '—', ratio: '—', target: x.pollMs === 1000 ? 'p99 < 3,000 ms' : '—', eventLoop: '—',
+        verdict: x.pollMs === 1000 ? verdict(x.depthToWebhookP99Ms < 3000) : '—',
       });
     }
   }
