@@ -36,6 +36,7 @@ import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
+import { paymentsReportRoute, paymentsReportTotalsRoute } from './reports/payments.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -77,6 +78,8 @@ export const allRoutes: RouteDef[] = [
   rollApiKeyRoute,
   revokeApiKeyRoute,
   listReconciliationFindingsRoute,
+  paymentsReportRoute,
+  paymentsReportTotalsRoute,
   health,
   ready,
   openapi,

@@ -4,6 +4,8 @@ import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { ServiceSettings } from '../settings.js';
 import { simulatedOnlyRails } from '../../rails/settings.js';
+import { amountUnitOf } from '../../rails/methods.js';
+import { amountsReceived } from '../../domain/amounts-received.js';
 
 type DtoConfig = Pick<ServiceSettings, 'checkoutBaseUrl' | 'rails'>;
 
@@ -59,6 +61,8 @@ function paymentDto(p: LinkPaymentRow) {
     externalId: p.external_id,
     payer: p.payer,
     amount: p.amount_minor === null || p.decimals === null ? null : formatUnits(BigInt(p.amount_minor), p.decimals),
+    // The unit of `amount`: the rail's (its facts' token symbol: KES on M-Pesa, USDT on chains).
+    currency: amountUnitOf(p.rail),
     state: p.state,
     disposition: p.disposition,
     failureReason: p.failure_reason,
@@ -76,6 +80,7 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
     externalId: row.external_id,
     payer: row.payer,
     amountReceived: formatUsdt(BigInt(row.amount_received_minor)),
+    amountsReceived: amountsReceived(payments.map((p) => ({ currency: amountUnitOf(p.rail), state: p.state, amountMinor: p.amount_minor, decimals: p.decimals }))),
     simulated: row.simulated,
     payments: payments.map(paymentDto),
   });
