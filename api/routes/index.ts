@@ -36,6 +36,7 @@ import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
+import { treasuryBalancesRoute } from './treasury/balances.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -77,6 +78,7 @@ export const allRoutes: RouteDef[] = [
   rollApiKeyRoute,
   revokeApiKeyRoute,
   listReconciliationFindingsRoute,
+  treasuryBalancesRoute,
   health,
   ready,
   openapi,
