@@ -151,6 +151,8 @@ export type TreasuryCapability =
        * no configured provider answered. Null when the rail has no token contract in the environment.
        */
       read(rails: RailSettings, rail: UsdtRail, environment: Environment, holders: readonly string[]): Promise<RailHoldings> | null;
+      /** A sweep destination as typed, in the ledger form; null when it is no address of the chain (or the zero address). */
+      parseDestination(raw: string): string | null;
     }
   | { kind: 'none'; reason: string }
   /** A rail whose treasury read is not built yet: the API and the dashboard say so, with `reason`. */

@@ -37,6 +37,7 @@ import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
+import { listSweepDestinationsRoute } from './treasury/destinations.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -79,6 +80,7 @@ export const allRoutes: RouteDef[] = [
   revokeApiKeyRoute,
   listReconciliationFindingsRoute,
   treasuryBalancesRoute,
+  listSweepDestinationsRoute,
   health,
   ready,
   openapi,

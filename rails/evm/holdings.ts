@@ -1,4 +1,4 @@
-import { erc20Abi, multicall3Abi, numberToHex, type Address } from 'viem';
+import { erc20Abi, isAddress, multicall3Abi, numberToHex, zeroAddress, type Address } from 'viem';
 import type { Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { inParallel } from '../chain/reads.js';
@@ -143,4 +143,12 @@ export function evmTreasuryRead(rails: RailSettings, rail: UsdtRail, environment
     }
     throw last;
   })();
+}
+
+/** An EVM sweep destination: 0x and 40 hex digits (a mixed-case one must carry a valid checksum), never the zero address; lowercased. */
+export function parseEvmDestination(raw: string): string | null {
+  const text = raw.trim();
+  if (!/^0x[0-9a-fA-F]{40}$/.test(text) || !isAddress(text)) return null;
+  const lower = text.toLowerCase();
+  return lower === zeroAddress ? null : lower;
 }

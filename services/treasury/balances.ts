@@ -61,6 +61,11 @@ export function treasuryRails(): UsdtRail[] {
   return usdtRails.filter((r) => adapterOf(r).treasury !== undefined);
 }
 
+/** Rails whose treasury holds money of its own to move (a sweep destination applies). */
+export function sweepableRails(): UsdtRail[] {
+  return treasuryRails().filter((r) => adapterOf(r).treasury?.kind === 'holdings');
+}
+
 export function parseTreasuryRail(value: string): UsdtRail {
   const rails = treasuryRails();
   if (!isRailId(value) || !rails.includes(value as UsdtRail)) {
