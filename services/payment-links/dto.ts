@@ -41,6 +41,7 @@ export function paymentLinkDto(row: LinkRow, config: DtoConfig) {
         ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: row.description, linkId: row.id, mint: row.solana_mint ?? undefined })
         : null,
     mobileMoneyShortcode: mobileMoney ? row.mobile_money_shortcode : null,
+    mobileMoneyAccountRef: mobileMoney ? row.mobile_money_account_ref : null,
     description: row.description,
     merchantRef: row.merchant_ref,
     metadata: row.metadata ?? null,

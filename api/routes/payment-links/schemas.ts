@@ -27,6 +27,9 @@ export const paymentLinkSchema = z
     solanaReference: nullableString.describe('Solana Pay reference key of this link'),
     solanaPayUrl: nullableString,
     mobileMoneyShortcode: nullableString,
+    mobileMoneyAccountRef: nullableString.describe(
+      'With MOBILE_MONEY: the account number a customer types to pay this link from the M-Pesa menu (Paybill → business number → account number). 8 characters, the last a check character; matching forgives case, spaces, hyphens, O/0 and I/L/1, and refuses typos.',
+    ),
     description: nullableString,
     merchantRef: nullableString,
     metadata: z.record(z.string(), z.unknown()).nullable(),
