@@ -143,3 +143,18 @@ export async function countedC2bWithTransId(db: CommonQueryMethods, linkId: stri
     SELECT payment_key AS k FROM link_payments
     WHERE link_id = ${linkId} AND payment_key LIKE 'c2b:%' AND external_id = ${transId} AND state = 'confirmed' LIMIT 1`);
 }
+
+/** The store's C2B policy (docs/mobile-money.md, "Trust policy"); fields not given stay as they are. */
+export async function setC2bPolicy(
+  db: CommonQueryMethods,
+  storeId: string,
+  environment: Environment,
+  p: { c2bSettlesAlone?: boolean; c2bUnallocatedAllowed?: boolean },
+): Promise<void> {
+  if (p.c2bSettlesAlone === undefined && p.c2bUnallocatedAllowed === undefined) return;
+  await db.query(sql.unsafe`
+    UPDATE mobile_money_connections SET
+      c2b_settles_alone = COALESCE(${p.c2bSettlesAlone ?? null}::boolean, c2b_settles_alone),
+      c2b_unallocated_allowed = COALESCE(${p.c2bUnallocatedAllowed ?? null}::boolean, c2b_unallocated_allowed)
+    WHERE store_id = ${storeId} AND environment = ${environment}`);
+}
