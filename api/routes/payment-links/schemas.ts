@@ -48,6 +48,11 @@ export const paymentLinkDetailSchema = paymentLinkSchema
     payer: nullableString,
     amountReceived: z.string().describe('USDT received so far (confirmed), decimal string'),
     simulated: z.boolean(),
+    mobileMoneyAmountDue: z
+      .number()
+      .int()
+      .nullable()
+      .describe('With MOBILE_MONEY: whole KES still due; partial M-Pesa payments (paybill payments with the account reference) add up to mobileMoneyAmount'),
     payments: z.array(
       z.object({
         rail: railIdSchema(),
