@@ -61,6 +61,10 @@ const c2bRows = (linkOrTrans: string) => stack.pool.any(sql.type(z.object({ tran
   SELECT trans_id, state, amount::text, link_id FROM mpesa_c2b_payments WHERE link_id = ${linkOrTrans} OR trans_id = ${linkOrTrans} ORDER BY id`);
 const suspiciousPosts = () => stack.pool.any(sql.type(z.object({ kind: z.string(), trans_id: z.string().nullable(), reason: z.string() }))`
   SELECT kind, trans_id, reason FROM mpesa_c2b_suspicious_posts ORDER BY id`);
+const confirmDirect = (body: Record<string, string>) => {
+  const confirmation = daraja.c2bRegistrations.get(merchant.shortCode)!.confirmationUrl;
+  return stack.request({ method: 'POST', url: new URL(confirmation).pathname, payload: { TransactionType: 'Pay Bill', BusinessShortCode: merchant.shortCode, MSISDN: '25470****149', FirstName: 'John', ...body } });
+};
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('connecting registers the C2B URLs', () => {
@@ -159,10 +163,35 @@ describe('confirmations', () => {
     const prompt = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
     const settled = await daraja.complete(prompt.body.checkoutRequestId, 'success');
     await eventually(statusIs(link.id, 'CONFIRMED'), 'the prompt confirms the link');
-    await pay(link.mobileMoneyAccountRef, 45, settled.receipt!);
+    // Daraja posts the confirmation of a paid prompt to the C2B URL too (no validation for a prompt).
+    expect((await confirmDirect({ TransID: settled.receipt!, TransAmount: '45.00', BillRefNumber: link.mobileMoneyAccountRef })).status).toBe(200);
     await eventually(async () => ((await c2bRows(settled.receipt!))[0]?.state === 'counted_as_prompt' ? true : undefined), 'the twin recognised');
     const l = await getLink(link.id);
     expect(l.payments).toEqual([expect.objectContaining({ amount: '45', externalId: settled.receipt, disposition: 'payment' })]);
+  });
+
+  it('a C2B confirmation counted before its STK twin settles: the prompt then counts nothing', async () => {
+    const link = await newLink(55);
+    const phone = nextPhone();
+    daraja.script(phone, { result: 'success', callback: 'none' });
+    const prompt = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
+    const settled = await daraja.complete(prompt.body.checkoutRequestId, 'success');
+    expect((await confirmDirect({ TransID: settled.receipt!, TransAmount: '55.00', BillRefNumber: link.mobileMoneyAccountRef })).status).toBe(200);
+    await eventually(statusIs(link.id, 'CONFIRMED'), 'the C2B confirmation confirms the link');
+    // The prompt's callback comes late, naming the same receipt.
+    const callback = await stack.request({
+      method: 'POST', url: new URL(settled.callbackUrl).pathname,
+      payload: { Body: { stkCallback: { MerchantRequestID: settled.merchantRequestId, CheckoutRequestID: settled.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+        CallbackMetadata: { Item: [{ Name: 'Amount', Value: 55 }, { Name: 'MpesaReceiptNumber', Value: settled.receipt }, { Name: 'TransactionDate', Value: 20260101120000 }, { Name: 'PhoneNumber', Value: Number(phone) }] } } } },
+    });
+    expect(callback.status).toBe(200);
+    const l = await eventually(async () => {
+      const x = await getLink(link.id);
+      return x.payments.some((p: { state: string }) => p.state === 'failed') ? x : undefined;
+    }, 'the prompt settled as already counted');
+    const counted = l.payments.filter((p: { state: string }) => p.state === 'confirmed');
+    expect(counted).toEqual([expect.objectContaining({ amount: '55', externalId: settled.receipt })]);
+    expect(l.payments.find((p: { state: string }) => p.state === 'failed').failureReason).toContain(`already counted as M-Pesa payment ${settled.receipt}`);
   });
 
   it('a payment after cancel is recorded as such; one after expiry (within the late window) as late', async () => {
@@ -212,8 +241,7 @@ describe('confirmations', () => {
   });
 
   it('a reference that matches no link is kept as unallocated (validation off for the shortcode)', async () => {
-    const confirmation = daraja.c2bRegistrations.get(merchant.shortCode)!.confirmationUrl;
-    const res = await stack.request({ method: 'POST', url: new URL(confirmation).pathname, payload: { TransactionType: 'Pay Bill', TransID: 'UNALLOC001', TransAmount: '99.00', BusinessShortCode: merchant.shortCode, BillRefNumber: 'order 17', MSISDN: '25470****149' } });
+    const res = await confirmDirect({ TransID: 'UNALLOC001', TransAmount: '99.00', BillRefNumber: 'order 17' });
     expect(res.status).toBe(200);
     expect(await c2bRows('UNALLOC001')).toEqual([{ trans_id: 'UNALLOC001', state: 'unallocated', amount: '99.00', link_id: null }]);
   });
