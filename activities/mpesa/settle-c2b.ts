@@ -2,7 +2,10 @@ import type { DatabasePool } from 'slonik';
 import { findC2bPayment, promptOfLinkWithReceipt, setC2bState } from '../../db/mpesa-c2b-repo.js';
 import { parseC2bPaymentKey, wholeShillings } from '../../rails/mpesa/c2b.js';
 import { mpesaFacts } from '../../rails/mpesa/facts.js';
-import type { PromptSettlement } from './settle-prompt.js';
+import type { PaymentReport } from '../../domain/payment-report.js';
+
+/** A subset of the prompt settlement the workflow already reads (settle-prompt.ts). */
+export type C2bSettlement = { status: 'succeeded'; report: PaymentReport } | { status: 'not_ours' };
 
 /**
  * Settles a paybill or till payment (C2B) named by a hint, from the stored confirmation: the
@@ -12,7 +15,7 @@ import type { PromptSettlement } from './settle-prompt.js';
  * same money told twice: the prompt counts it, the C2B row is marked `counted_as_prompt`.
  * 'not_ours' tells the workflow there is nothing to count (it logs and forgets the hint).
  */
-export async function settleC2bPayment(pool: DatabasePool, input: { linkId: string; key: string }): Promise<PromptSettlement> {
+export async function settleC2bPayment(pool: DatabasePool, input: { linkId: string; key: string }): Promise<C2bSettlement> {
   const at = parseC2bPaymentKey(input.key);
   const row = at ? await findC2bPayment(pool, at.shortcode, at.transId) : null;
   if (!row || row.link_id !== input.linkId || row.state !== 'matched') return { status: 'not_ours' };
