@@ -12,6 +12,7 @@ import { hashC2bToken } from '../../rails/mpesa/c2b.js';
 import { displayAccountRef } from '../../rails/mpesa/account-ref.js';
 import { RateService } from '../../services/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
+import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -90,6 +91,32 @@ describe('connecting registers the C2B URLs', () => {
     expect(stale.status).toBe(404);
     expect(stale.body.error).toMatchObject({ type: 'not_found_error' });
     expect(await suspiciousPosts()).toContainEqual({ kind: 'unknown_token', trans_id: 'STALE00001', reason: 'posted to an unknown C2B URL' });
+  });
+
+  it('falls back to v1 where Daraja has no v2; a refusal keeps the connection and the URLs that worked', async () => {
+    const other = sandboxPaybill('c2b-v1');
+    const v1Only = await startDarajaEmulator({ merchants: [other], c2bV2: false });
+    try {
+      const s = await stack.createStore('V1 only');
+      const config = { ...stack.config, mpesa: { ...stack.config.mpesa, sandboxUrl: v1Only.url } };
+      const who = { storeId: s.clientId, environment: 'test' as const };
+      const res = await connectMobileMoney({ pool: stack.pool, config }, who, connectBody(other) as never);
+      expect(res.c2bRegistration).toEqual({ registered: true, apiVersion: 'v1', error: null });
+      expect(v1Only.requests.map((r) => `${r.path} ${r.status}`).slice(-2)).toEqual(['/mpesa/c2b/v2/registerurl 404', '/mpesa/c2b/v1/registerurl 200']);
+      const before = await stack.pool.oneFirst(sql.type(z.object({ h: z.instanceof(Buffer) }))`SELECT token_hash AS h FROM mpesa_c2b_registrations WHERE store_id = ${s.clientId}`);
+
+      // A URL with a word Daraja forbids is refused before Daraja is asked; the connection stands.
+      const forbidden = { ...config, publicBaseUrl: 'https://pay.mpesa-shop.example' };
+      const refused = await connectMobileMoney({ pool: stack.pool, config: forbidden }, who, connectBody(other) as never);
+      expect(refused).toMatchObject({ ok: true, c2bRegistration: { registered: false, error: { code: 'c2b_registration_failed', param: 'shortcode' } } });
+      expect(refused.c2bRegistration.error!.message).toContain('contains "mpesa"');
+      const after = await stack.pool.one(sql.type(z.object({ h: z.instanceof(Buffer), error: z.string().nullable() }))`
+        SELECT token_hash AS h, error FROM mpesa_c2b_registrations WHERE store_id = ${s.clientId}`);
+      expect(after.h.equals(before)).toBe(true);
+      expect(after.error).toContain('contains "mpesa"');
+    } finally {
+      await v1Only.close();
+    }
   });
 
   it('gives each link an account reference, which its STK prompt carries as AccountReference', async () => {
