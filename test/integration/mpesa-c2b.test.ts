@@ -272,4 +272,21 @@ describe('confirmations', () => {
     expect(res.status).toBe(200);
     expect(await c2bRows('UNALLOC001')).toEqual([{ trans_id: 'UNALLOC001', state: 'unallocated', amount: '99.00', link_id: null }]);
   });
+
+  it('store policy: without settling alone a confirmation waits for evidence; with unallocated allowed validation accepts any reference', async () => {
+    expect((await connect({ c2bSettlesAlone: false, c2bUnallocatedAllowed: true })).body.c2bRegistration.registered).toBe(true);
+    try {
+      const link = await newLink(40);
+      const p = await pay(link.mobileMoneyAccountRef, 40);
+      expect(p.validation!.body).toEqual({ ResultCode: '0', ResultDesc: 'Accepted' });
+      expect(await c2bRows(p.transId)).toEqual([{ trans_id: p.transId, state: 'awaiting_evidence', amount: '40.00', link_id: link.id }]);
+      await pause(1_500);
+      expect(await getLink(link.id)).toMatchObject({ status: 'PENDING', payments: [], mobileMoneyAmountDue: 40 });
+      const stray = await pay('no such order', 12);
+      expect([stray.outcome, stray.validation!.body]).toEqual(['completed', { ResultCode: '0', ResultDesc: 'Accepted' }]);
+      expect(await c2bRows(stray.transId)).toEqual([{ trans_id: stray.transId, state: 'unallocated', amount: '12.00', link_id: null }]);
+    } finally {
+      expect((await connect({ c2bSettlesAlone: true, c2bUnallocatedAllowed: false })).status).toBe(200);
+    }
+  });
 });
