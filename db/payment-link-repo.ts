@@ -20,6 +20,8 @@ export const linkRowSchema = z.object({
   solana_reference: z.string().nullable(),
   solana_mint: z.string().nullable(),
   mobile_money_shortcode: z.string().nullable(),
+  /** The account reference a paybill payer types (migration 0031); null without a prompted rail. */
+  mobile_money_account_ref: z.string().nullable().default(null),
   description: z.string().nullable(),
   merchant_ref: z.string().nullable(),
   metadata: z.any(),
@@ -41,7 +43,7 @@ export const linkRowSchema = z.object({
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-  enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, description,
+  enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, mobile_money_account_ref, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
   amount_received_minor, simulated, kind, workflow_started, correlation_id`;
 
@@ -62,6 +64,7 @@ export interface NewLink {
   solanaReference: string | null;
   solanaMint: string | null;
   mobileMoneyShortcode: string | null;
+  mobileMoneyAccountRef?: string | null;
   description: string | null;
   merchantRef: string | null;
   metadata: unknown;
@@ -84,11 +87,11 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
   return db.one(sql.type(linkRowSchema)`
     WITH link AS (
       INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-        enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode,
+        enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, mobile_money_account_ref,
         description, merchant_ref, metadata, redirect_url, expires_at, correlation_id)
       VALUES (${l.id}, ${l.kind}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
         ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference}, ${l.solanaMint},
-        ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
+        ${l.mobileMoneyShortcode}, ${l.mobileMoneyAccountRef ?? null}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
         ${l.redirectUrl}, ${l.expiresAt}, ${l.correlationId ?? null})
       RETURNING ${columns}),
     watched AS (

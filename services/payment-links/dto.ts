@@ -4,7 +4,7 @@ import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { ServiceSettings } from '../settings.js';
 import { simulatedOnlyRails } from '../../rails/settings.js';
-import { amountUnitOf } from '../../rails/methods.js';
+import { amountUnitOf, paidByPrompt } from '../../rails/methods.js';
 import { amountsReceived } from '../../domain/amounts-received.js';
 
 type DtoConfig = Pick<ServiceSettings, 'checkoutBaseUrl' | 'rails'>;
@@ -43,6 +43,7 @@ export function paymentLinkDto(row: LinkRow, config: DtoConfig) {
         ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: row.description, linkId: row.id, mint: row.solana_mint ?? undefined })
         : null,
     mobileMoneyShortcode: mobileMoney ? row.mobile_money_shortcode : null,
+    mobileMoneyAccountRef: mobileMoney ? row.mobile_money_account_ref : null,
     description: row.description,
     merchantRef: row.merchant_ref,
     metadata: row.metadata ?? null,
@@ -82,6 +83,21 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
     amountReceived: formatUsdt(BigInt(row.amount_received_minor)),
     amountsReceived: amountsReceived(payments.map((p) => ({ currency: amountUnitOf(p.rail), state: p.state, amountMinor: p.amount_minor, decimals: p.decimals }))),
     simulated: row.simulated,
+    mobileMoneyAmountDue: mobileMoneyAmountDue(row, payments),
     payments: payments.map(paymentDto),
   });
+}
+
+/**
+ * What is still due in whole KES on a link's prompted rail (M-Pesa): its amount less the confirmed
+ * prompt-rail payments that counted toward it (partial paybill payments add up). Null without one.
+ */
+function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
+  if (row.mobile_money_amount === null || !row.enabled_rails.some(paidByPrompt)) return null;
+  if (row.status === 'CONFIRMED') return 0;
+  const counted = payments
+    .filter((p) => p.state === 'confirmed' && paidByPrompt(p.rail) && p.disposition !== 'duplicate' && p.disposition !== 'after_cancel')
+    .reduce((sum, p) => sum + BigInt(p.amount_minor ?? '0'), 0n);
+  const due = BigInt(row.mobile_money_amount) - counted;
+  return due > 0n ? Number(due) : 0;
 }
