@@ -92,7 +92,7 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
  * What is still due in whole KES on a link's prompted rail (M-Pesa): its amount less the confirmed
  * prompt-rail payments that counted toward it (partial paybill payments add up). Null without one.
  */
-function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
+export function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
   if (row.mobile_money_amount === null || !row.enabled_rails.some(paidByPrompt)) return null;
   if (row.status === 'CONFIRMED') return 0;
   const counted = payments
