@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { generateDynamicQr } from './dynamic-qr.js';
 import type { AddressInfo } from 'node:net';
 import {
   asText, checkPassword, checkPushFields, checkTimestamp, invalidToken, isRefusal, merchantDoesNotExist,
@@ -213,7 +214,7 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const raw = await readBody(req);
     if (url.pathname.startsWith('/_emulator/')) return handleControl(url, req.method ?? '', raw, res, { state, complete });
-    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query', '/mpesa/c2b/v1/registerurl', '/mpesa/c2b/v1/simulate'];
+    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query', '/mpesa/c2b/v1/registerurl', '/mpesa/c2b/v1/simulate', '/mpesa/qrcode/v1/generate'];
     if (opts.c2bV2 !== false) operator.push('/mpesa/c2b/v2/registerurl');
     if (!operator.includes(url.pathname)) return refuse(res, { status: 404, errorCode: '404.001.01', errorMessage: 'Resource not found' });
     const at = state.failures.findIndex((f) => f.path === undefined || f.path === url.pathname);
@@ -229,6 +230,10 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     if (!body) return refuse(res, { status: 400, errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid BusinessShortCode' });
     if (failure === 'lose_answer') loseAnswer(req, res);
     if (url.pathname.startsWith('/mpesa/c2b/')) return c2b(res, url.pathname, body);
+    if (url.pathname === '/mpesa/qrcode/v1/generate') {
+      const answer = await generateDynamicQr(body, newRequestId());
+      return send(res, answer.status, answer.body);
+    }
     return url.pathname.includes('stkpushquery') ? query(res, body) : push(res, body);
   };
 

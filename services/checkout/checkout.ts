@@ -33,7 +33,7 @@ export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<
 }
 
 /** The paybill, account number and KES due a customer types in the M-Pesa menu, where the store takes such payments. */
-function menuPaymentOf(row: LinkRow, payments: readonly LinkPaymentRow[], menu: 'paybill' | 'till' | null): CheckoutMenuPayment | null {
+export function menuPaymentOf(row: LinkRow, payments: readonly LinkPaymentRow[], menu: 'paybill' | 'till' | null): CheckoutMenuPayment | null {
   if (menu !== 'paybill' || (row.status !== 'PENDING' && row.status !== 'PROCESSING')) return null;
   if (!row.mobile_money_shortcode || !row.mobile_money_account_ref) return null;
   const amountDue = mobileMoneyAmountDue(row, payments);

@@ -3,6 +3,7 @@ import { sql } from 'slonik';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
+import { decodeQrPng, launchBrowser, phone } from '../helpers/browser.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -44,6 +45,10 @@ const page = async (id: string, query = '?rail=MOBILE_MONEY') => {
   expect(res.status).toBe(200);
   return res.text as string;
 };
+/** The link's Dynamic QR image as the browser fetches it. */
+const qrImage = (id: string, amount: number) => fetch(`${stack.baseUrl}/p/${id}/mpesa-qr.png?amount=${amount}`);
+const qrCalls = () => daraja.requests.filter((r) => r.path === '/mpesa/qrcode/v1/generate').length;
+
 /** The text of the element with this data-testid, or undefined. */
 const field = (html: string, testid: string) => new RegExp(`data-testid="${testid}">([^<]*)<`).exec(html)?.[1];
 
@@ -54,7 +59,7 @@ describe('paying from the M-Pesa menu, on the checkout', () => {
 
     const en = await page(link.id);
     expect(en).toContain('No prompt? Pay from the M-Pesa menu');
-    expect(en).toContain('M-Pesa → Lipa na M-Pesa → Pay Bill, then enter:');
+    expect(en).toContain('Scan the code in the M-Pesa app, or go to M-Pesa → Lipa na M-Pesa → Pay Bill and enter:');
     expect(field(en, 'menu-paybill')).toBe(merchant.shortCode);
     expect(field(en, 'menu-account')).toBe(link.mobileMoneyAccountRef);
     expect(field(en, 'menu-amount')).toMatch(/^KES\s?1,500$/);
@@ -88,5 +93,59 @@ describe('paying from the M-Pesa menu, on the checkout', () => {
     } finally {
       await stack.pool.query(sql.unsafe`UPDATE mpesa_c2b_registrations SET error = NULL WHERE store_id = ${store.clientId}`);
     }
+  });
+
+  it("shows Daraja's Dynamic QR, generated once per amount through the store's credentials, which the M-Pesa app scans with the paybill, account and amount filled in", async () => {
+    const link = await newLink(2500);
+    const before = qrCalls();
+    const first = await qrImage(link.id, 2500);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await first.arrayBuffer());
+    expect(decodeQrPng(png)).toBe(`PB|${merchant.shortCode}|${link.mobileMoneyAccountRef}|2500|Duka la Menyu`);
+    // Reloads are served from the database: Daraja drew it once.
+    expect((await qrImage(link.id, 2500)).status).toBe(200);
+    expect(qrCalls()).toBe(before + 1);
+
+    // As a customer's phone shows it, in both languages: decoded from a screenshot of the page.
+    const browser = await launchBrowser();
+    try {
+      for (const lang of ['en', 'sw']) {
+        const context = await browser.newContext(phone);
+        const page = await context.newPage();
+        await page.goto(`${stack.baseUrl}/p/${link.id}?rail=MOBILE_MONEY&lang=${lang}`);
+        const img = page.getByTestId('mpesa-qr');
+        await img.waitFor();
+        await page.waitForFunction(() => (document.querySelector('[data-testid="mpesa-qr"]') as HTMLImageElement | null)?.complete === true);
+        expect(decodeQrPng(await img.screenshot())).toBe(`PB|${merchant.shortCode}|${link.mobileMoneyAccountRef}|2500|Duka la Menyu`);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+    expect(qrCalls()).toBe(before + 1);
+  });
+
+  it('asks Daraja again only for a new amount, and answers 503 (the typed instructions stay) when Daraja cannot draw one', async () => {
+    const link = await newLink(900);
+    daraja.failNext(1, 'drop_connection', '/mpesa/qrcode/v1/generate');
+    const failed = await qrImage(link.id, 900);
+    expect(failed.status).toBe(503);
+    expect(failed.headers.get('retry-after')).toBe('30');
+    expect(field(await page(link.id), 'menu-account')).toBe(link.mobileMoneyAccountRef);
+    expect((await qrImage(link.id, 900)).status).toBe(200);
+
+    await daraja.c2bPay({ ShortCode: merchant.shortCode, CommandID: 'CustomerPayBillOnline', Amount: 300, Msisdn: '254708374149', BillRefNumber: link.mobileMoneyAccountRef });
+    await eventually(async () => (field(await page(link.id), 'menu-amount') ?? '').replace(/\s/g, '').includes('600') || undefined, 'the page asks for KES 600');
+    expect(await page(link.id)).toContain(`/p/${link.id}/mpesa-qr.png?amount=600`);
+    const calls = qrCalls();
+    const second = await qrImage(link.id, 600);
+    expect(decodeQrPng(Buffer.from(await second.arrayBuffer()))).toBe(`PB|${merchant.shortCode}|${link.mobileMoneyAccountRef}|600|Duka la Menyu`);
+    expect(qrCalls()).toBe(calls + 1);
+  });
+
+  it('has no QR for a link that offers no menu payment (unknown, paid, or not an id)', async () => {
+    expect((await qrImage('pl_doesnotexist', 1)).status).toBe(404);
+    expect((await fetch(`${stack.baseUrl}/p/%00/mpesa-qr.png`)).status).toBe(404);
   });
 });

@@ -94,6 +94,7 @@ function menuPayment(v: CheckoutView, lang: Lang): string {
   const copy = (value: string, label: string) => `<button class="copy" type="button" data-copy="${esc(value)}" hidden>${esc(label)}</button>`;
   return `<div class="menu-pay" data-testid="menu-pay">
 <h3>${esc(t(lang, 'menuTitle'))}</h3>
+<img class="qr" src="/p/${esc(v.id)}/mpesa-qr.png?amount=${m.amountDue}" alt="${esc(t(lang, 'menuQrAlt'))}" width="220" height="220" data-testid="mpesa-qr">
 <p class="muted">${esc(t(lang, 'menuSteps'))}</p>
 <dl class="facts">
 <div><dt>${esc(t(lang, 'menuBusinessNumber'))}</dt><dd><code data-testid="menu-paybill">${esc(m.shortcode)}</code> ${copy(m.shortcode, t(lang, 'copyBusinessNumber'))}</dd></div>

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { menuQr } from '../../services/checkout/menu-qr.js';
 import QRCode from 'qrcode';
 import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
@@ -98,6 +99,18 @@ export function registerCheckoutPages(app: FastifyInstance, deps: ApiDeps): void
     });
 
     registerStoreLogoRoute(scope, deps, pageLimit);
+
+    // The Dynamic QR of the "pay from the M-Pesa menu" block (services/checkout/menu-qr.ts).
+    scope.get('/p/:id/mpesa-qr.png', { onRequest: pageLimit }, async (request, reply) => {
+      const qr = await menuQr(deps, (request.params as { id: string }).id);
+      if ('none' in qr) return reply.callNotFound();
+      if ('unavailable' in qr) {
+        request.log.warn({ reason: qr.unavailable }, 'Daraja could not draw the Dynamic QR; the page keeps the typed instructions');
+        return reply.status(503).header('retry-after', '30').header('cache-control', 'no-store').send();
+      }
+      // Private: the image names the link's account number; it changes only with the amount (in the URL).
+      return reply.header('content-type', 'image/png').header('cache-control', 'private, max-age=300').send(qr.png);
+    });
 
     scope.get('/p/:id/qr/:file', { onRequest: pageLimit }, async (request, reply) => {
       const { file } = request.params as { file: string };
