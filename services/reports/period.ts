@@ -2,6 +2,8 @@ import { AppError } from '../../domain/errors.js';
 import type { Environment } from '../../domain/environment.js';
 import type { ReportPeriod } from '../../db/report-repo.js';
 
+export type { ReportPeriod };
+
 /** A day (`2026-11-01`, midnight UTC) or an ISO 8601 time with its offset. */
 export const instantPattern = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiDeps } from '../../api/deps.js';
-import type { ReportPeriod } from '../../db/report-repo.js';
+import type { ReportPeriod } from '../../services/reports/period.js';
 import { AppError } from '../../domain/errors.js';
 import { paymentsReportStream, paymentsReportTotals, type ReportTotalDto } from '../../services/reports/payments-report.js';
 import { reportPeriod } from '../../services/reports/period.js';
