@@ -48,9 +48,13 @@ const inPeriod = (p: ReportPeriod) => sql.fragment`
   p.counted_at >= ${p.from.toISOString()}::timestamptz AND p.counted_at < ${p.to.toISOString()}::timestamptz
   AND l.store_id = ${p.storeId} AND l.environment = ${p.environment}`;
 
-/** The next `limit` payments counted in the period after `after`, oldest first. */
+/**
+ * The next `limit` payments counted in the period after `after`, oldest first. Rows are typed by
+ * the statement's own casts (`reportRowSchema` documents them) and not parsed row by row: a
+ * million-row export spent most of its time validating what PostgreSQL already typed.
+ */
 export async function reportBatch(db: CommonQueryMethods, period: ReportPeriod, after: ReportCursor | null, limit: number): Promise<readonly ReportRow[]> {
-  return db.any(sql.type(reportRowSchema)`
+  return db.any(sql.unsafe`
     SELECT p.link_id, p.payment_key, p.counted_at::text AS cursor_at,
       to_char(p.counted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS counted_at,
       l.kind AS owner_kind, l.merchant_ref, p.rail, p.amount_minor::text, p.decimals,
@@ -60,7 +64,7 @@ export async function reportBatch(db: CommonQueryMethods, period: ReportPeriod, 
     WHERE ${inPeriod(period)}
       ${after ? sql.fragment`AND (p.counted_at, p.link_id, p.payment_key) > (${after.at}::timestamptz, ${after.linkId}, ${after.paymentKey})` : sql.fragment``}
     ORDER BY p.counted_at, p.link_id, p.payment_key
-    LIMIT ${limit}`);
+    LIMIT ${limit}`) as Promise<readonly ReportRow[]>;
 }
 
 export const reportTotalSchema = z.object({

@@ -92,6 +92,10 @@ describe('paying a link by M-Pesa, end to end', () => {
     const event = await stack.pool.maybeOne(sql.type(z.object({ type: z.string(), data: z.any() }))`
       SELECT type, payload->'data' AS data FROM events WHERE payload->'data'->>'id' = ${linkId}`);
     expect(event?.type).toBe('payment_link.confirmed');
+    // Counted for the books with its KES value: the amount itself, rate 1, source KES (docs/reports.md).
+    const books = await stack.pool.one(sql.type(z.object({ kes_value: z.string(), kes_rate: z.string(), kes_rate_source: z.string(), counted: z.boolean() }))`
+      SELECT kes_value::text, kes_rate::text, kes_rate_source, counted_at IS NOT NULL AS counted FROM link_payments WHERE link_id = ${linkId}`);
+    expect(books).toEqual({ kes_value: '150', kes_rate: '1', kes_rate_source: 'KES', counted: true });
     // The webhook payload carries the same amounts.
     expect(event?.data).toMatchObject({ amountReceived: '0', amountsReceived: { USDT: '0', KES: '150' }, payments: [expect.objectContaining({ currency: 'KES', amount: '150' })] });
 

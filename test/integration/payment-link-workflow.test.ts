@@ -75,6 +75,12 @@ describe('simulated payments (test keys)', () => {
     const res = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_BSC', simulated: true, amountReceived: '5' });
+    expect(res.body).toMatchObject({ amountsReceived: { USDT: '5' }, payments: [expect.objectContaining({ currency: 'USDT', amount: '5' })] });
+    // Counted for the books at the worker's rate for test keys (docs/reports.md): 5 USDT × TEST_KES_PER_USDT.
+    const books = await stack.pool.one(sql.type(z.object({ kes_value: z.string(), kes_rate: z.string(), kes_rate_source: z.string() }))`
+      SELECT trim_scale(kes_value)::text AS kes_value, trim_scale(kes_rate)::text AS kes_rate, kes_rate_source FROM link_payments WHERE link_id = ${link.id}`);
+    expect(stack.config.testKesPerUsdt).toBe('130');
+    expect(books).toEqual({ kes_value: '650', kes_rate: '130', kes_rate_source: 'fixed-test-rate' });
     expect(res.body.externalId).toMatch(/^0x[0-9a-f]{64}$/);
     expect(Date.parse(res.body.confirmedAt)).not.toBeNaN();
     const events = await stack.pool.any(sql.type(z.object({ type: z.string(), payload: z.any() }))`

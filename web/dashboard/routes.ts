@@ -12,6 +12,7 @@ import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
 import { registerReconciliationPage } from './reconciliation.js';
 import { registerTreasuryPage } from './treasury.js';
+import { registerReportsPage } from './reports.js';
 import { registerCookiePlugins } from './plugins.js';
 import { registerTeamPages } from './team.js';
 import { registerSettingsPage } from './settings.js';
@@ -67,6 +68,7 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWebhookActions(scope, deps);
       registerReconciliationPage(scope, deps);
       registerTreasuryPage(scope, deps);
+      registerReportsPage(scope, deps);
       registerKeysPage(scope, deps);
       registerAccountPages(scope, deps);
       registerTeamPages(scope, deps);
