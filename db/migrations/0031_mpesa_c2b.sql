@@ -54,6 +54,9 @@ CREATE TABLE mpesa_c2b_payments (
   fingerprint         text NOT NULL,
   body                jsonb NOT NULL,
   received_at         timestamptz NOT NULL DEFAULT now(),
+  -- An unallocated payment assigned to a link by hand: who (the API key or dashboard user) and when.
+  assigned_by         text,
+  assigned_at         timestamptz,
   UNIQUE (environment, shortcode, trans_id)
 );
 CREATE INDEX mpesa_c2b_payments_link_idx ON mpesa_c2b_payments (link_id) WHERE link_id IS NOT NULL;

@@ -273,6 +273,29 @@ describe('confirmations', () => {
     expect(await c2bRows('UNALLOC001')).toEqual([{ trans_id: 'UNALLOC001', state: 'unallocated', amount: '99.00', link_id: null }]);
   });
 
+  it('an unallocated payment is listed, and assigned to a link by hand (audited); the link then counts it', async () => {
+    const list = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated?limit=100', key });
+    expect(list.status).toBe(200);
+    const item = list.body.data.find((d: { transId: string }) => d.transId === 'UNALLOC001');
+    expect(item).toMatchObject({ amount: '99', currency: 'KES', billRefNumber: 'order 17', msisdn: '25470****149', payerName: 'John', state: 'unallocated', linkId: null });
+    const link = await newLink(99);
+    const missing = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/NOSUCH0001/assign', key, payload: { linkId: link.id } });
+    expect([missing.status, missing.body.error.type]).toEqual([404, 'not_found_error']);
+    const otherStore = await stack.createStore('Other');
+    const foreign = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key: otherStore.keys.test.secretKey, payload: { linkId: link.id } });
+    expect(foreign.status).toBe(404);
+
+    const assigned = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key, payload: { linkId: link.id } });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body).toMatchObject({ transId: 'UNALLOC001', state: 'matched', linkId: link.id, assignedBy: expect.stringMatching(/^key:/) });
+    const confirmed = await eventually(statusIs(link.id, 'CONFIRMED'), 'the assigned payment confirms the link');
+    expect(confirmed).toMatchObject({ externalId: 'UNALLOC001', mobileMoneyAmountDue: 0 });
+    const again = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key, payload: { linkId: link.id } });
+    expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
+    const after = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated', key });
+    expect(after.body.data.map((d: { transId: string }) => d.transId)).not.toContain('UNALLOC001');
+  });
+
   it('store policy: without settling alone a confirmation waits for evidence; with unallocated allowed validation accepts any reference', async () => {
     expect((await connect({ c2bSettlesAlone: false, c2bUnallocatedAllowed: true })).body.c2bRegistration.registered).toBe(true);
     try {
