@@ -74,3 +74,11 @@ CREATE TABLE mpesa_c2b_suspicious_posts (
   body         jsonb,
   received_at  timestamptz NOT NULL DEFAULT now()
 );
+
+-- A new webhook event, `mobile_money.unallocated`: an endpoint that took every type there was
+-- takes it too (as migration 0029 did); one that chose some keeps its choice.
+UPDATE webhook_endpoints
+SET enabled_events = enabled_events || ARRAY['mobile_money.unallocated']::text[]
+WHERE enabled_events @> ARRAY['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid', 'reconciliation.mismatch',
+                              'webhook_endpoint.disabled', 'webhook_delivery.exhausted']::text[]
+  AND NOT 'mobile_money.unallocated' = ANY (enabled_events);

@@ -271,6 +271,12 @@ describe('confirmations', () => {
     const res = await confirmDirect({ TransID: 'UNALLOC001', TransAmount: '99.00', BillRefNumber: 'order 17' });
     expect(res.status).toBe(200);
     expect(await c2bRows('UNALLOC001')).toEqual([{ trans_id: 'UNALLOC001', state: 'unallocated', amount: '99.00', link_id: null }]);
+    // The merchant hears of it: a mobile_money.unallocated event in the outbox (the sweeper delivers it).
+    const events = await stack.pool.anyFirst(sql.type(z.object({ payload: z.any() }))`
+      SELECT payload FROM events WHERE type = 'mobile_money.unallocated' AND payload->'data'->>'transId' = 'UNALLOC001'`);
+    expect(events).toEqual([expect.objectContaining({ type: 'mobile_money.unallocated', environment: 'test', data: expect.objectContaining({ transId: 'UNALLOC001', amount: '99', billRefNumber: 'order 17', state: 'unallocated' }) })]);
+    expect((await confirmDirect({ TransID: 'UNALLOC001', TransAmount: '99.00', BillRefNumber: 'order 17' })).status).toBe(200);
+    expect(await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM events WHERE type = 'mobile_money.unallocated' AND payload->'data'->>'transId' = 'UNALLOC001'`)).toBe(1);
   });
 
   it('an unallocated payment is listed, and assigned to a link by hand (audited); the link then counts it', async () => {
