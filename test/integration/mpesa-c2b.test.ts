@@ -15,6 +15,8 @@ import { createPaymentLink } from '../../services/payment-links/payment-links.js
 import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { httpCall } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -300,6 +302,26 @@ describe('confirmations', () => {
     expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
     const after = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated', key });
     expect(after.body.data.map((d: { transId: string }) => d.transId)).not.toContain('UNALLOC001');
+  });
+
+  it('the dashboard shows the registration and the unallocated payments; a developer assigns one there', async () => {
+    expect((await confirmDirect({ TransID: 'UNALLOC002', TransAmount: '21', BillRefNumber: 'wrong ref' })).status).toBe(200);
+    const user = await dashboardUser(stack, store, 'developer');
+    const session = await signInHttp(stack.baseUrl, user);
+    const page = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/mobile-money', headers: { cookie: session.cookie } });
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/data-testid="mpesa-c2b">URLs registered \(v2\)/);
+    expect(page.text).toContain('data-testid="unallocated-UNALLOC002"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const link = await newLink(21);
+    const res = await httpCall(stack.baseUrl, {
+      method: 'POST', url: '/dashboard/mobile-money/unallocated/UNALLOC002/assign', payload: new URLSearchParams({ csrf, linkId: link.id }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl, cookie: session.cookie },
+    });
+    expect(res.status).toBe(303);
+    await eventually(statusIs(link.id, 'CONFIRMED'), 'the assigned payment confirms the link');
+    const assignedBy = await stack.pool.oneFirst(sql.type(z.object({ a: z.string().nullable() }))`SELECT assigned_by AS a FROM mpesa_c2b_payments WHERE trans_id = 'UNALLOC002'`);
+    expect(assignedBy).toBe(`user:${user.userId}`);
   });
 
   it('store policy: without settling alone a confirmation waits for evidence; with unallocated allowed validation accepts any reference', async () => {
