@@ -11,11 +11,15 @@ import {
 } from '../../rails/mpesa/c2b.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import { insertEvent } from '../../db/event-repo.js';
+import { findLinkById } from '../../db/payment-link-repo.js';
+import { ensureRequestStarted } from '../payment-links/payment-requests.js';
+import type { ServiceSettings } from '../settings.js';
 import { unallocatedDto } from './unallocated.js';
 
 export interface C2bDeps {
   pool: DatabasePool;
   temporal: Client;
+  config: ServiceSettings;
   logger?: Logger;
   now?: () => Date;
 }
@@ -109,9 +113,19 @@ async function suspicious(deps: C2bDeps, owner: C2bTokenOwner, kind: 'altered' |
 
 /** Tells the link's workflow a payment names it; the hint carries the payment's key and nothing else. */
 async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+  const key = c2bPaymentKey(row.shortcode, row.trans_id);
   let delivered: boolean;
   try {
-    delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, c2bPaymentKey(row.shortcode, row.trans_id));
+    delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, key);
+    if (!delivered) {
+      // A link made a moment ago may not have its workflow yet (its start is handed off after the
+      // answer): start it if its row says so, then tell it. A workflow that ended stays ended.
+      const link = await findLinkById(deps.pool, row.link_id!);
+      if (link && !link.workflow_started) {
+        await ensureRequestStarted(deps, link);
+        delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, key);
+      }
+    }
   } catch {
     throw new AppError('upstream_unavailable', 'The confirmation could not be handed to the payment workflow; retry later.');
   }

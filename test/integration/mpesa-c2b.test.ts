@@ -9,7 +9,9 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { hashC2bToken } from '../../rails/mpesa/c2b.js';
-import { displayAccountRef } from '../../rails/mpesa/account-ref.js';
+import { displayAccountRef, newAccountRef } from '../../rails/mpesa/account-ref.js';
+import { insertLink } from '../../db/payment-link-repo.js';
+import { newId } from '../../domain/ids.js';
 import { RateService } from '../../services/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { connectMobileMoney } from '../../services/mpesa/connect.js';
@@ -267,6 +269,22 @@ describe('confirmations', () => {
     expect(text).not.toContain(token);
     expect(logLines.filter((l) => l.includes(token))).toEqual([]);
     expect(logLines.some((l) => l.includes('/v1/callbacks/c2b/[redacted]'))).toBe(true);
+  });
+
+  it('a confirmation for a link whose workflow has not started yet starts it, and counts', async () => {
+    // As if the creating process died before handing the start off (the row says not started).
+    const ref = newAccountRef();
+    const row = await insertLink(stack.pool, {
+      id: newId('paymentLink'), kind: 'payment_link', storeId: store.clientId, environment: 'test', usdtAmount: '1', mobileMoneyAmount: 30,
+      kesPerUsdt: '130', rateSource: 'test', enabledRails: ['MOBILE_MONEY'], addressIndex: null, tronAddress: null, evmAddress: null,
+      solanaAddress: null, solanaReference: null, solanaMint: null, mobileMoneyShortcode: merchant.shortCode, mobileMoneyAccountRef: ref,
+      description: null, merchantRef: null, metadata: null, redirectUrl: null,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(), watchUntil: new Date(Date.now() + 7_200_000).toISOString(),
+    });
+    expect(row.workflow_started).toBe(false);
+    expect((await confirmDirect({ TransID: 'EARLY00001', TransAmount: '30', BillRefNumber: ref })).status).toBe(200);
+    const l = await eventually(statusIs(row.id, 'CONFIRMED'), 'the early confirmation counted once the workflow started');
+    expect(l.externalId).toBe('EARLY00001');
   });
 
   it('a reference that matches no link is kept as unallocated (validation off for the shortcode)', async () => {
