@@ -54,9 +54,6 @@ CREATE TABLE mpesa_c2b_payments (
   fingerprint         text NOT NULL,
   body                jsonb NOT NULL,
   received_at         timestamptz NOT NULL DEFAULT now(),
-  -- An unallocated payment assigned to a link by hand: who (the API key or dashboard user) and when.
-  assigned_by         text,
-  assigned_at         timestamptz,
   UNIQUE (environment, shortcode, trans_id)
 );
 CREATE INDEX mpesa_c2b_payments_link_idx ON mpesa_c2b_payments (link_id) WHERE link_id IS NOT NULL;
@@ -74,11 +71,3 @@ CREATE TABLE mpesa_c2b_suspicious_posts (
   body         jsonb,
   received_at  timestamptz NOT NULL DEFAULT now()
 );
-
--- A new webhook event, `mobile_money.unallocated`: an endpoint that took every type there was
--- takes it too (as migration 0029 did); one that chose some keeps its choice.
-UPDATE webhook_endpoints
-SET enabled_events = enabled_events || ARRAY['mobile_money.unallocated']::text[]
-WHERE enabled_events @> ARRAY['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid', 'reconciliation.mismatch',
-                              'webhook_endpoint.disabled', 'webhook_delivery.exhausted']::text[]
-  AND NOT 'mobile_money.unallocated' = ANY (enabled_events);
