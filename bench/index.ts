@@ -90,6 +90,11 @@ if (which.includes('growth')) {
   print('growth', await benchGrowth());
 }
 
+// Opt-in only: `npm run bench treasury` (the treasury's balance read of 10,000 handed-out addresses).
+if (which.includes('treasury')) {
+  const { benchTreasury } = await import('./treasury.js');
+  print('treasury', await benchTreasury());
+}
 // Opt-in only: `npm run bench reconcile` (what the reconciler costs per 10,000 watched addresses).
 if (which.includes('reconcile')) {
   const { benchReconcile } = await import('./reconcile.js');

@@ -83,6 +83,7 @@ const envSchema = z.object({
   READY_CHAIN_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(), // GET /ready: longest time a watcher may go without reading its chain; default 10 poll intervals, at least 60 s (docs/operations.md)
   READY_CHAIN_LAG_BLOCKS: z.coerce.number().int().min(1).max(100_000_000).optional(), // GET /ready: most blocks a watcher may trail the head; default per chain (docs/operations.md)
   RECONCILE_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(10), // pause between reconciler runs (docs/reconciliation.md); 0: no reconciler
+  TREASURY_DESTINATION_DELAY_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400), // a new sweep destination is usable after this (docs/treasury.md)
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(), // GET /metrics answers `Authorization: Bearer <this>`; unset → 404 (docs/operations.md)
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(), // a worker process serves GET /metrics on this port (on HOST); unset → none
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(), // the Temporal SDK's own Prometheus exporter (worker and client metrics) on HOST:this; unset → none
@@ -172,6 +173,8 @@ export interface Config {
   readonly readyChain: { readonly staleSeconds: number | undefined; readonly lagBlocks: number | undefined };
   /** Minutes between reconciler runs; 0 turns the reconciler off (docs/reconciliation.md). */
   readonly reconcileEveryMinutes: number;
+  /** Seconds before a new sweep destination is usable (TREASURY_DESTINATION_DELAY_SECONDS, default 24 h; docs/treasury.md). */
+  readonly treasuryDestinationDelaySeconds: number;
   /** METRICS_TOKEN: the bearer token of the API's GET /metrics; undefined turns the route off (404). */
   readonly metricsToken: string | undefined;
   /** WORKER_METRICS_PORT: a worker process's own metrics port; undefined, none. */
@@ -280,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: e.CHAIN_POLL_MS,
     readyChain: Object.freeze({ staleSeconds: e.READY_CHAIN_STALE_SECONDS, lagBlocks: e.READY_CHAIN_LAG_BLOCKS }),
     reconcileEveryMinutes: e.RECONCILE_EVERY_MINUTES,
+    treasuryDestinationDelaySeconds: e.TREASURY_DESTINATION_DELAY_SECONDS,
     metricsToken: e.METRICS_TOKEN || undefined,
     workerMetricsPort: e.WORKER_METRICS_PORT,
     temporalMetricsPort: e.TEMPORAL_METRICS_PORT,

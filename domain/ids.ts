@@ -15,6 +15,7 @@ export const idPrefixes = {
   request: 'req',
   dashboardUser: 'usr',
   reconciliationFinding: 'rcf',
+  sweepDestination: 'sdst',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -128,8 +128,45 @@ export interface ScanContext {
 /** A rail the deployment has not configured (no token contract, no usable RPC): retried, never final. */
 export class RailNotConfiguredError extends Error {}
 
+/** What the treasury read of one rail's handed-out addresses (docs/treasury.md). */
+export interface RailHoldings {
+  /** Per holder, in order, in the token's smallest unit; undefined where its read failed. */
+  token: Array<bigint | undefined>;
+  /** Per holder, in order, in the native coin's smallest unit; undefined where its read failed. */
+  native: Array<bigint | undefined>;
+  /** The block the balances are at, and its time (seconds since the epoch). */
+  blockNumber: bigint;
+  blockTimestamp: bigint;
+  /** The requests the read made, for measurement (batching keeps it far below one per holder). */
+  requests: number;
+}
+
+/**
+ * How a rail's treasury is read (issue 30): the balances of the addresses Malipo handed out
+ * (`holdings`), or why there is nothing to read (`none`, with the sentence the API and the
+ * dashboard show, e.g. Solana: payments arrive in the merchant's own wallet).
+ */
+export type TreasuryCapability =
+  | {
+      kind: 'holdings';
+      /** The native coin's decimals (the gas the addresses would need to move their tokens). */
+      nativeDecimals: number;
+      /**
+       * Token and native balances of `holders` (as `ledgerKey` forms them), in batches; throws when
+       * no configured provider answered. Null when the rail has no token contract in the environment.
+       */
+      read(rails: RailSettings, rail: UsdtRail, environment: Environment, holders: readonly string[]): Promise<RailHoldings> | null;
+      /** A sweep destination as typed, in the ledger form; null when it is no address of the chain (or the zero address). */
+      parseDestination(raw: string): string | null;
+    }
+  | { kind: 'none'; reason: string }
+  /** A rail whose treasury read is not built yet: the API and the dashboard say so, with `reason`. */
+  | { kind: 'not_built'; reason: string };
+
 /** The pure rules and the reads that touch a chain or an operator. */
 export interface RailAdapter extends PaymentMethod {
+  /** The treasury's balance read of the rail's handed-out addresses; absent for a rail with no treasury (M-Pesa). */
+  treasury?: TreasuryCapability;
   /** One watcher tick of a scanned rail: read new transfers, settle seen deposits. */
   scanTick?(ctx: ScanContext, rail: UsdtRail, environment: Environment, cursor: Cursor | null, nowMs: number): Promise<TickResult>;
   /** One address's token balance, read live for a person waiting (derived wallets' balances). */

@@ -38,6 +38,9 @@ import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
+import { paymentsReportRoute, paymentsReportTotalsRoute } from './reports/payments.js';
+import { treasuryBalancesRoute } from './treasury/balances.js';
+import { listSweepDestinationsRoute } from './treasury/destinations.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -83,6 +86,10 @@ export const allRoutes: RouteDef[] = [
   rollApiKeyRoute,
   revokeApiKeyRoute,
   listReconciliationFindingsRoute,
+  paymentsReportRoute,
+  paymentsReportTotalsRoute,
+  treasuryBalancesRoute,
+  listSweepDestinationsRoute,
   health,
   ready,
   openapi,

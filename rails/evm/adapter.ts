@@ -1,11 +1,12 @@
 import { reconcileChain } from '../chain/reconcile-view.js';
 import type { RailAdapter } from '../payment-method.js';
 import { readErc20Balance } from './client.js';
+import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
 import { scanEvmTick } from './scan-tick.js';
 import { evmChainView, evmDialect } from './watch-view.js';
 
-/** The EVM family's adapter: its rules (method.ts), the `Transfer` log scanner, balance and reconciliation reads. */
+/** The EVM family's adapter: its rules (method.ts), the `Transfer` log scanner, balance, treasury and reconciliation reads. */
 export const evmAdapter: RailAdapter = {
   ...evmMethod,
   scanTick: (ctx, rail, environment, cursor, nowMs) =>
@@ -13,4 +14,5 @@ export const evmAdapter: RailAdapter = {
   // The API answers a person waiting: short timeouts, one retry; watchers choose their own.
   readBalance: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
   reconcileView: reconcileChain,
+  treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

@@ -4,7 +4,8 @@ import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { ServiceSettings } from '../settings.js';
 import { simulatedOnlyRails } from '../../rails/settings.js';
-import { paidByPrompt } from '../../rails/methods.js';
+import { amountUnitOf, paidByPrompt } from '../../rails/methods.js';
+import { amountsReceived } from '../../domain/amounts-received.js';
 
 type DtoConfig = Pick<ServiceSettings, 'checkoutBaseUrl' | 'rails'>;
 
@@ -61,6 +62,8 @@ function paymentDto(p: LinkPaymentRow) {
     externalId: p.external_id,
     payer: p.payer,
     amount: p.amount_minor === null || p.decimals === null ? null : formatUnits(BigInt(p.amount_minor), p.decimals),
+    // The unit of `amount`: the rail's (its facts' token symbol: KES on M-Pesa, USDT on chains).
+    currency: amountUnitOf(p.rail),
     state: p.state,
     disposition: p.disposition,
     failureReason: p.failure_reason,
@@ -78,6 +81,7 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
     externalId: row.external_id,
     payer: row.payer,
     amountReceived: formatUsdt(BigInt(row.amount_received_minor)),
+    amountsReceived: amountsReceived(payments.map((p) => ({ currency: amountUnitOf(p.rail), state: p.state, amountMinor: p.amount_minor, decimals: p.decimals }))),
     simulated: row.simulated,
     mobileMoneyAmountDue: mobileMoneyAmountDue(row, payments),
     payments: payments.map(paymentDto),
@@ -88,7 +92,7 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
  * What is still due in whole KES on a link's prompted rail (M-Pesa): its amount less the confirmed
  * prompt-rail payments that counted toward it (partial paybill payments add up). Null without one.
  */
-function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
+export function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
   if (row.mobile_money_amount === null || !row.enabled_rails.some(paidByPrompt)) return null;
   if (row.status === 'CONFIRMED') return 0;
   const counted = payments

@@ -4,7 +4,7 @@ import { multicall3Address } from '../../rails/evm/balances.js';
 import type { Anvil } from './anvil.js';
 
 /**
- * Multicall3's `aggregate3` (the subset of mds1/multicall the reconciler calls, same ABI) compiled
+ * Multicall3's `aggregate3` (and `getEthBalance`: the subset of mds1/multicall the reconciler and the treasury call, same ABI) compiled
  * with solc-js and placed at its canonical address on anvil, as every public EVM network has it:
  * the reconciler's balance reads then take the deployed path (500 holders a call) rather than the
  * deployless one a bare local chain needs.
@@ -21,6 +21,9 @@ contract Multicall3 {
       require(ok || calls[i].allowFailure, "Multicall3: call failed");
       returnData[i] = Result(ok, ret);
     }
+  }
+  function getEthBalance(address addr) external view returns (uint256 balance) {
+    balance = addr.balance;
   }
 }`;
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { listPendingInvitations } from '../../db/dashboard-user-repo.js';
 import { inviteMember } from '../../services/dashboard/team.js';
+import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { appRoutes, type AppRoute } from '../chaos/hostile/common.js';
 import { dashboardUser, signInHttp, type DashboardUser } from '../helpers/dashboard-users.js';
 import { connectAllRails } from '../helpers/fixtures.js';
@@ -38,7 +39,7 @@ const selfService = new Set([
   'POST /dashboard/account/password', 'POST /dashboard/account/sign-out-everywhere', 'POST /dashboard/invitations/:token',
 ]);
 /** Where money goes, the store's settings and its team: owners only. */
-const ownerOnly = /^\/dashboard\/(mobile-money|wallets|settings|team)(\/|$)/;
+const ownerOnly = /^\/dashboard\/(mobile-money|wallets|settings|team|treasury)(\/|$)/;
 
 async function makeShop(name: string): Promise<Shop> {
   const store = await stack.createStore(name);
@@ -58,9 +59,10 @@ async function makeShop(name: string): Promise<Shop> {
   const owner = await dashboardUser(stack, store, 'owner');
   await inviteMember(stack, store.clientId, owner.userId, { email: `invitee-${store.clientId}@example.test`, role: 'viewer' });
   const [invitation] = await listPendingInvitations(stack.pool, store.clientId);
+  const destination = await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_BSC', address: '0x52908400098527886E0F7030069857D2E4169EE7', label: name });
   const keys = await stack.request({ method: 'GET', url: '/v1/keys', key });
   const secretKeyId = keys.body.data.find((k: { kind: string; last4: string }) => k.kind === 'secret' && key.endsWith(k.last4)).id;
-  return { store, owner, ids: { link: link.body.id, endpoint: endpoint.body.id, delivery: deliveryId, key: secretKeyId, user: owner.userId, invitation: invitation!.id } };
+  return { store, owner, ids: { link: link.body.id, endpoint: endpoint.body.id, delivery: deliveryId, key: secretKeyId, user: owner.userId, invitation: invitation!.id, destination: destination.id } };
 }
 
 beforeAll(async () => {
@@ -88,7 +90,7 @@ const unstarted = () => stack.pool.oneFirst(sql.type(z.object({ n: z.number() })
 /** A digest of everything a store owns (times of last use aside): any change shows. */
 const ownedTables = [
   'stores', 'store_settings', 'store_members', 'store_invitations', 'dashboard_users', 'api_keys', 'payment_links', 'link_payments',
-  'webhook_endpoints', 'webhook_deliveries', 'store_wallets', 'mobile_money_connections', 'events', 'store_logos',
+  'webhook_endpoints', 'webhook_deliveries', 'store_wallets', 'mobile_money_connections', 'events', 'store_logos', 'sweep_destinations',
 ];
 async function digest(): Promise<Record<string, string>> {
   const present = await stack.pool.anyFirst(sql.type(z.object({ t: z.string() }))`
@@ -115,6 +117,7 @@ function pathFor(route: AppRoute, shop: Shop): string | null {
       : name === 'id' && route.url.startsWith('/dashboard/webhooks/') ? shop.ids.endpoint
       : name === 'id' && route.url.startsWith('/dashboard/keys/') ? shop.ids.key
       : name === 'id' && route.url.startsWith('/dashboard/team/invitations/') ? shop.ids.invitation
+      : name === 'id' && route.url.startsWith('/dashboard/treasury/destinations/') ? shop.ids.destination
       : undefined;
     if (id === undefined) {
       if (name !== 'token') throw new Error(`no object for :${name} in ${route.url}: teach pathFor which store object it names`);

@@ -4,7 +4,7 @@ import { html, type SafeHtml } from './html.js';
 import { roleLabels } from '../../domain/roles.js';
 import { csrfFieldName, type DashboardSession } from './session.js';
 
-export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'reconciliation' | 'keys' | 'team' | 'account' | 'settings';
+export type Section = 'links' | 'mobile-money' | 'wallets' | 'webhooks' | 'reconciliation' | 'treasury' | 'keys' | 'team' | 'account' | 'settings';
 
 const sections: { id: Section; href: string; label: string }[] = [
   { id: 'links', href: '/dashboard', label: 'Payment links' },
@@ -12,6 +12,7 @@ const sections: { id: Section; href: string; label: string }[] = [
   { id: 'wallets', href: '/dashboard/wallets', label: 'Wallets' },
   { id: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks' },
   { id: 'reconciliation', href: '/dashboard/reconciliation', label: 'Reconciliation' },
+  { id: 'treasury', href: '/dashboard/treasury', label: 'Treasury' },
   { id: 'keys', href: '/dashboard/keys', label: 'API keys' },
   { id: 'team', href: '/dashboard/team', label: 'Team' },
   { id: 'settings', href: '/dashboard/settings', label: 'Settings' },

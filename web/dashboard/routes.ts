@@ -11,6 +11,7 @@ import { registerLinksPage } from './links.js';
 import { registerLoginPages } from './login.js';
 import { registerMobileMoneyPage } from './mobile-money.js';
 import { registerReconciliationPage } from './reconciliation.js';
+import { registerTreasuryPage } from './treasury.js';
 import { registerCookiePlugins } from './plugins.js';
 import { registerTeamPages } from './team.js';
 import { registerSettingsPage } from './settings.js';
@@ -65,6 +66,7 @@ export function registerDashboardPages(app: FastifyInstance, deps: ApiDeps): voi
       registerWebhookDeliveriesPage(scope, deps);
       registerWebhookActions(scope, deps);
       registerReconciliationPage(scope, deps);
+      registerTreasuryPage(scope, deps);
       registerKeysPage(scope, deps);
       registerAccountPages(scope, deps);
       registerTeamPages(scope, deps);

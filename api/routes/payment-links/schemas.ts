@@ -47,6 +47,11 @@ export const paymentLinkDetailSchema = paymentLinkSchema
     externalId: nullableString,
     payer: nullableString,
     amountReceived: z.string().describe('USDT received so far (confirmed), decimal string'),
+    amountsReceived: z
+      .object({ USDT: z.string(), KES: z.string().optional() })
+      .catchall(z.string())
+      .describe('What was received in each currency (every confirmed payment: over, late, duplicate and after-cancel included), decimal strings. USDT always; KES once an M-Pesa payment was confirmed.')
+      .meta({ example: { USDT: '0', KES: '1500' } }),
     simulated: z.boolean(),
     mobileMoneyAmountDue: z
       .number()
@@ -58,7 +63,8 @@ export const paymentLinkDetailSchema = paymentLinkSchema
         rail: railIdSchema(),
         externalId: nullableString,
         payer: nullableString,
-        amount: nullableString,
+        amount: nullableString.describe('In the unit of `currency`'),
+        currency: z.string().describe("The payment's unit: its rail's currency (KES on MOBILE_MONEY, USDT on chain rails)").meta({ example: 'KES' }),
         state: z.enum(['initiated', 'seen', 'confirmed', 'failed', 'dropped']),
         disposition: z.enum(['payment', 'late', 'duplicate', 'after_cancel', 'underpaid', 'overpaid']).nullable(),
         failureReason: nullableString,
