@@ -94,7 +94,7 @@ async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Pro
   );
   return html`<section class="card" aria-labelledby="unallocated"><h2 id="unallocated">Unallocated payments (${total})</h2>
 <p class="muted">Paybill and till payments whose account number matched no open link. Assigning one to a link counts it there as usual.</p>
-${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}
+${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link</th></tr></thead><tbody>${rows}</tbody></table>`}
 </section>`;
 }
 
