@@ -91,11 +91,13 @@ const c2bRow = z.object({
   state: z.enum(c2bStates),
   fingerprint: z.string(),
   received_at: z.string(),
+  assigned_by: z.string().nullable().default(null),
+  assigned_at: z.string().nullable().default(null),
 });
 export type C2bPaymentRow = z.infer<typeof c2bRow>;
-export type NewC2bPayment = Omit<C2bPaymentRow, 'id' | 'received_at'> & { body: unknown };
+export type NewC2bPayment = Omit<C2bPaymentRow, 'id' | 'received_at' | 'assigned_by' | 'assigned_at'> & { body: unknown };
 const c2bColumns = sql.fragment`id::text, store_id, environment, shortcode, trans_id, transaction_type, trans_time, amount::text, bill_ref,
-  account_ref, link_id, msisdn, payer_name, state, fingerprint, received_at`;
+  account_ref, link_id, msisdn, payer_name, state, fingerprint, received_at, assigned_by, assigned_at`;
 
 /** Stores a confirmation once per (environment, shortcode, TransID); `stored` false returns the earlier one. */
 export async function recordC2bPayment(db: CommonQueryMethods, p: NewC2bPayment): Promise<{ stored: boolean; row: C2bPaymentRow }> {
@@ -157,4 +159,32 @@ export async function setC2bPolicy(
       c2b_settles_alone = COALESCE(${p.c2bSettlesAlone ?? null}::boolean, c2b_settles_alone),
       c2b_unallocated_allowed = COALESCE(${p.c2bUnallocatedAllowed ?? null}::boolean, c2b_unallocated_allowed)
     WHERE store_id = ${storeId} AND environment = ${environment}`);
+}
+
+/** The store's unallocated C2B payments, newest first, one page. */
+export async function listUnallocatedC2b(db: CommonQueryMethods, storeId: string, environment: Environment, limit: number, page: number) {
+  const rows = await db.any(sql.type(c2bRow)`
+    SELECT ${c2bColumns} FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = 'unallocated'
+    ORDER BY received_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`);
+  const total = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = 'unallocated'`);
+  return { rows, total };
+}
+
+export async function findStoreC2bPayment(db: CommonQueryMethods, storeId: string, environment: Environment, transId: string): Promise<C2bPaymentRow | null> {
+  return db.maybeOne(sql.type(c2bRow)`
+    SELECT ${c2bColumns} FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND trans_id = ${transId}
+    ORDER BY id LIMIT 1`);
+}
+
+/** Assigns an unallocated payment to a link (audited); false when it was not unallocated any more. */
+export async function assignC2bPayment(db: CommonQueryMethods, id: string, linkId: string, assignedBy: string): Promise<C2bPaymentRow | null> {
+  return db.maybeOne(sql.type(c2bRow)`
+    UPDATE mpesa_c2b_payments SET link_id = ${linkId}, state = 'matched', assigned_by = ${assignedBy}, assigned_at = now()
+    WHERE id = ${id} AND state = 'unallocated' RETURNING ${c2bColumns}`);
+}
+
+/** Undoes an assignment whose link no longer watches for payments. */
+export async function unassignC2bPayment(db: CommonQueryMethods, id: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE mpesa_c2b_payments SET link_id = NULL, state = 'unallocated', assigned_by = NULL, assigned_at = NULL WHERE id = ${id}`);
 }

@@ -1,6 +1,7 @@
 import type { RouteDef } from '../route.js';
 import { mpesaCallbackRoute } from './callbacks/mpesa.js';
 import { c2bConfirmationRoute, c2bValidationRoute } from './callbacks/c2b.js';
+import { assignUnallocatedRoute, listUnallocatedRoute } from './mobile-money/unallocated.js';
 import { listClientChains } from './chains/for-client.js';
 import { getCheckoutRoute } from './checkout/get.js';
 import { checkoutPayMobileMoneyRoute } from './checkout/pay-mobile-money.js';
@@ -57,6 +58,8 @@ export const allRoutes: RouteDef[] = [
   mpesaCallbackRoute,
   c2bValidationRoute,
   c2bConfirmationRoute,
+  listUnallocatedRoute,
+  assignUnallocatedRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
   createWebhookEndpoint,

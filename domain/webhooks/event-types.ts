@@ -6,6 +6,7 @@ export const webhookEventTypes = [
   'reconciliation.mismatch',
   'webhook_endpoint.disabled',
   'webhook_delivery.exhausted',
+  'mobile_money.unallocated',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 

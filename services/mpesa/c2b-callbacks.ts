@@ -10,10 +10,16 @@ import {
   c2bAccept, c2bAcknowledge, c2bFingerprint, c2bPaymentKey, c2bRejectAccount, hashC2bToken, payerName, wholeShillings, type C2bPost,
 } from '../../rails/mpesa/c2b.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
+import { insertEvent } from '../../db/event-repo.js';
+import { findLinkById } from '../../db/payment-link-repo.js';
+import { ensureRequestStarted } from '../payment-links/payment-requests.js';
+import type { ServiceSettings } from '../settings.js';
+import { unallocatedDto } from './unallocated.js';
 
 export interface C2bDeps {
   pool: DatabasePool;
   temporal: Client;
+  config: ServiceSettings;
   logger?: Logger;
   now?: () => Date;
 }
@@ -74,6 +80,7 @@ export async function confirmC2bPayment(deps: C2bDeps, token: string, post: C2bP
   }
   if (!stored) deps.logger?.info(log, 'M-Pesa C2B confirmation received again; counted once');
   else deps.logger?.info(log, 'M-Pesa C2B confirmation stored');
+  if (row.state === 'unallocated') await announceUnallocated(deps, row);
   // A repeat signals again: it covers a crash between storing and signalling (the workflow counts a key once).
   if (row.state === 'matched') await signalLink(deps, row);
   return c2bAcknowledge;
@@ -106,15 +113,41 @@ async function suspicious(deps: C2bDeps, owner: C2bTokenOwner, kind: 'altered' |
 
 /** Tells the link's workflow a payment names it; the hint carries the payment's key and nothing else. */
 async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+  const key = c2bPaymentKey(row.shortcode, row.trans_id);
   let delivered: boolean;
   try {
-    delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, c2bPaymentKey(row.shortcode, row.trans_id));
+    delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, key);
+    if (!delivered) {
+      // A link made a moment ago may not have its workflow yet (its start is handed off after the
+      // answer): start it if its row says so, then tell it. A workflow that ended stays ended.
+      const link = await findLinkById(deps.pool, row.link_id!);
+      if (link && !link.workflow_started) {
+        await ensureRequestStarted(deps, link);
+        delivered = await tellMobileMoneyCallback(deps.temporal, row.link_id!, key);
+      }
+    }
   } catch {
     throw new AppError('upstream_unavailable', 'The confirmation could not be handed to the payment workflow; retry later.');
   }
   if (!delivered) {
     // The link stopped watching (its late window is over): the payment is kept as unallocated.
     await setC2bState(deps.pool, row.id, 'unallocated');
+    await announceUnallocated(deps, { ...row, state: 'unallocated' });
     deps.logger?.warn({ linkId: row.link_id, transId: row.trans_id }, 'M-Pesa C2B payment for a link that stopped watching; kept as unallocated');
   }
+}
+
+/**
+ * The `mobile_money.unallocated` event (once per payment: its dedupe key), with the payment as the
+ * API lists it. Written to the outbox; the outbox sweeper delivers it (within about a minute).
+ */
+async function announceUnallocated(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+  await insertEvent(deps.pool, {
+    storeId: row.store_id,
+    environment: row.environment,
+    type: 'mobile_money.unallocated',
+    dedupeKey: `mobile_money.unallocated:${row.environment}:${row.shortcode}:${row.trans_id}`,
+    data: unallocatedDto(row),
+    createdAt: new Date().toISOString(),
+  });
 }

@@ -38,8 +38,12 @@ const selfService = new Set([
   'POST /dashboard/login', 'POST /dashboard/signup', 'POST /dashboard/logout', 'POST /dashboard/switch',
   'POST /dashboard/account/password', 'POST /dashboard/account/sign-out-everywhere', 'POST /dashboard/invitations/:token',
 ]);
-/** Where money goes, the store's settings and its team: owners only. */
-const ownerOnly = /^\/dashboard\/(mobile-money|wallets|settings|team|treasury)(\/|$)/;
+/**
+ * Where money goes, the store's settings and its team: owners only. Assigning an unallocated
+ * M-Pesa payment to a link is not one (the money has arrived; it says which link it paid): a
+ * developer may, as through the API.
+ */
+const ownerOnly = /^\/dashboard\/(mobile-money(?!\/unallocated\/)|wallets|settings|team|treasury)(\/|$)/;
 
 async function makeShop(name: string): Promise<Shop> {
   const store = await stack.createStore(name);
@@ -60,9 +64,13 @@ async function makeShop(name: string): Promise<Shop> {
   await inviteMember(stack, store.clientId, owner.userId, { email: `invitee-${store.clientId}@example.test`, role: 'viewer' });
   const [invitation] = await listPendingInvitations(stack.pool, store.clientId);
   const destination = await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_BSC', address: '0x52908400098527886E0F7030069857D2E4169EE7', label: name });
+  // A paybill payment that matched no link, as a confirmation would have left it.
+  const unallocated = `AUTHZ${name.toUpperCase()}1`;
+  await stack.pool.query(sql.unsafe`INSERT INTO mpesa_c2b_payments (store_id, environment, shortcode, trans_id, amount, state, fingerprint, body)
+    VALUES (${store.clientId}, 'test', '174379', ${unallocated}, 10, 'unallocated', 'authz', '{}'::jsonb)`);
   const keys = await stack.request({ method: 'GET', url: '/v1/keys', key });
   const secretKeyId = keys.body.data.find((k: { kind: string; last4: string }) => k.kind === 'secret' && key.endsWith(k.last4)).id;
-  return { store, owner, ids: { link: link.body.id, endpoint: endpoint.body.id, delivery: deliveryId, key: secretKeyId, user: owner.userId, invitation: invitation!.id, destination: destination.id } };
+  return { store, owner, ids: { link: link.body.id, endpoint: endpoint.body.id, delivery: deliveryId, key: secretKeyId, user: owner.userId, invitation: invitation!.id, destination: destination.id, unallocated } };
 }
 
 beforeAll(async () => {
@@ -91,6 +99,7 @@ const unstarted = () => stack.pool.oneFirst(sql.type(z.object({ n: z.number() })
 const ownedTables = [
   'stores', 'store_settings', 'store_members', 'store_invitations', 'dashboard_users', 'api_keys', 'payment_links', 'link_payments',
   'webhook_endpoints', 'webhook_deliveries', 'store_wallets', 'mobile_money_connections', 'events', 'store_logos', 'sweep_destinations',
+  'mpesa_c2b_payments',
 ];
 async function digest(): Promise<Record<string, string>> {
   const present = await stack.pool.anyFirst(sql.type(z.object({ t: z.string() }))`
@@ -112,6 +121,7 @@ function pathFor(route: AppRoute, shop: Shop): string | null {
       name === 'deliveryId' ? shop.ids.delivery
       : name === 'userId' ? shop.ids.user
       : name === 'slot' ? 'evm'
+      : name === 'transId' ? shop.ids.unallocated
       : name === 'token' ? undefined
       : name === 'id' && route.url.startsWith('/dashboard/links/') ? shop.ids.link
       : name === 'id' && route.url.startsWith('/dashboard/webhooks/') ? shop.ids.endpoint
@@ -130,7 +140,7 @@ function pathFor(route: AppRoute, shop: Shop): string | null {
 }
 
 /** Whether the route's parameters name one store's object (a slot or a token names none). */
-const namesAnObject = (route: AppRoute) => /:(id|deliveryId|userId)\b/.test(route.url);
+const namesAnObject = (route: AppRoute) => /:(id|deliveryId|userId|transId)\b/.test(route.url);
 
 /** Plausible fields, so a route that forgot its guard would act rather than fail validation. */
 const plausibleForm: Record<string, string> = {

@@ -9,12 +9,16 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { hashC2bToken } from '../../rails/mpesa/c2b.js';
-import { displayAccountRef } from '../../rails/mpesa/account-ref.js';
+import { displayAccountRef, newAccountRef } from '../../rails/mpesa/account-ref.js';
+import { insertLink } from '../../db/payment-link-repo.js';
+import { newId } from '../../domain/ids.js';
 import { RateService } from '../../services/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { httpCall } from '../helpers/http.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -267,10 +271,75 @@ describe('confirmations', () => {
     expect(logLines.some((l) => l.includes('/v1/callbacks/c2b/[redacted]'))).toBe(true);
   });
 
+  it('a confirmation for a link whose workflow has not started yet starts it, and counts', async () => {
+    // As if the creating process died before handing the start off (the row says not started).
+    const ref = newAccountRef();
+    const row = await insertLink(stack.pool, {
+      id: newId('paymentLink'), kind: 'payment_link', storeId: store.clientId, environment: 'test', usdtAmount: '1', mobileMoneyAmount: 30,
+      kesPerUsdt: '130', rateSource: 'test', enabledRails: ['MOBILE_MONEY'], addressIndex: null, tronAddress: null, evmAddress: null,
+      solanaAddress: null, solanaReference: null, solanaMint: null, mobileMoneyShortcode: merchant.shortCode, mobileMoneyAccountRef: ref,
+      description: null, merchantRef: null, metadata: null, redirectUrl: null,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(), watchUntil: new Date(Date.now() + 7_200_000).toISOString(),
+    });
+    expect(row.workflow_started).toBe(false);
+    expect((await confirmDirect({ TransID: 'EARLY00001', TransAmount: '30', BillRefNumber: ref })).status).toBe(200);
+    const l = await eventually(statusIs(row.id, 'CONFIRMED'), 'the early confirmation counted once the workflow started');
+    expect(l.externalId).toBe('EARLY00001');
+  });
+
   it('a reference that matches no link is kept as unallocated (validation off for the shortcode)', async () => {
     const res = await confirmDirect({ TransID: 'UNALLOC001', TransAmount: '99.00', BillRefNumber: 'order 17' });
     expect(res.status).toBe(200);
     expect(await c2bRows('UNALLOC001')).toEqual([{ trans_id: 'UNALLOC001', state: 'unallocated', amount: '99.00', link_id: null }]);
+    // The merchant hears of it: a mobile_money.unallocated event in the outbox (the sweeper delivers it).
+    const events = await stack.pool.anyFirst(sql.type(z.object({ payload: z.any() }))`
+      SELECT payload FROM events WHERE type = 'mobile_money.unallocated' AND payload->'data'->>'transId' = 'UNALLOC001'`);
+    expect(events).toEqual([expect.objectContaining({ type: 'mobile_money.unallocated', environment: 'test', data: expect.objectContaining({ transId: 'UNALLOC001', amount: '99', billRefNumber: 'order 17', state: 'unallocated' }) })]);
+    expect((await confirmDirect({ TransID: 'UNALLOC001', TransAmount: '99.00', BillRefNumber: 'order 17' })).status).toBe(200);
+    expect(await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM events WHERE type = 'mobile_money.unallocated' AND payload->'data'->>'transId' = 'UNALLOC001'`)).toBe(1);
+  });
+
+  it('an unallocated payment is listed, and assigned to a link by hand (audited); the link then counts it', async () => {
+    const list = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated?limit=100', key });
+    expect(list.status).toBe(200);
+    const item = list.body.data.find((d: { transId: string }) => d.transId === 'UNALLOC001');
+    expect(item).toMatchObject({ amount: '99', currency: 'KES', billRefNumber: 'order 17', msisdn: '25470****149', payerName: 'John', state: 'unallocated', linkId: null });
+    const link = await newLink(99);
+    const missing = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/NOSUCH0001/assign', key, payload: { linkId: link.id } });
+    expect([missing.status, missing.body.error.type]).toEqual([404, 'not_found_error']);
+    const otherStore = await stack.createStore('Other');
+    const foreign = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key: otherStore.keys.test.secretKey, payload: { linkId: link.id } });
+    expect(foreign.status).toBe(404);
+
+    const assigned = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key, payload: { linkId: link.id } });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body).toMatchObject({ transId: 'UNALLOC001', state: 'matched', linkId: link.id, assignedBy: expect.stringMatching(/^key:/) });
+    const confirmed = await eventually(statusIs(link.id, 'CONFIRMED'), 'the assigned payment confirms the link');
+    expect(confirmed).toMatchObject({ externalId: 'UNALLOC001', mobileMoneyAmountDue: 0 });
+    const again = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/UNALLOC001/assign', key, payload: { linkId: link.id } });
+    expect([again.status, again.body.error.code]).toEqual([409, 'invalid_state']);
+    const after = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated', key });
+    expect(after.body.data.map((d: { transId: string }) => d.transId)).not.toContain('UNALLOC001');
+  });
+
+  it('the dashboard shows the registration and the unallocated payments; a developer assigns one there', async () => {
+    expect((await confirmDirect({ TransID: 'UNALLOC002', TransAmount: '21', BillRefNumber: 'wrong ref' })).status).toBe(200);
+    const user = await dashboardUser(stack, store, 'developer');
+    const session = await signInHttp(stack.baseUrl, user);
+    const page = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/mobile-money', headers: { cookie: session.cookie } });
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/data-testid="mpesa-c2b">URLs registered \(v2\)/);
+    expect(page.text).toContain('data-testid="unallocated-UNALLOC002"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const link = await newLink(21);
+    const res = await httpCall(stack.baseUrl, {
+      method: 'POST', url: '/dashboard/mobile-money/unallocated/UNALLOC002/assign', payload: new URLSearchParams({ csrf, linkId: link.id }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl, cookie: session.cookie },
+    });
+    expect(res.status).toBe(303);
+    await eventually(statusIs(link.id, 'CONFIRMED'), 'the assigned payment confirms the link');
+    const assignedBy = await stack.pool.oneFirst(sql.type(z.object({ a: z.string().nullable() }))`SELECT assigned_by AS a FROM mpesa_c2b_payments WHERE trans_id = 'UNALLOC002'`);
+    expect(assignedBy).toBe(`user:${user.userId}`);
   });
 
   it('store policy: without settling alone a confirmation waits for evidence; with unallocated allowed validation accepts any reference', async () => {

@@ -157,4 +157,30 @@ describe('Daraja emulator', () => {
     await emulator.complete(res.body.CheckoutRequestID as string, 'success');
     expect((received[0] as { Body: { stkCallback: Record<string, unknown> } }).Body.stkCallback).toMatchObject({ ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' });
   });
+
+  it('registers C2B URLs as Daraja does (forbidden words refused) and posts validation then confirmation after Simulate', async () => {
+    const t = await token();
+    const register = (over: Record<string, unknown>) =>
+      post('/mpesa/c2b/v2/registerurl', t, { ShortCode: '174379', ResponseType: 'Completed', ConfirmationURL: `${receiverUrl}/confirmation`, ValidationURL: `${receiverUrl}/validation`, ...over });
+    for (const [over, message] of [
+      [{ ConfirmationURL: 'https://shop.example/mpesa/confirmation' }, 'Bad Request - Invalid ConfirmationURL'],
+      [{ ValidationURL: 'https://shop.example/cmd/validation' }, 'Bad Request - Invalid ValidationURL'],
+      [{ ResponseType: 'Maybe' }, 'Bad Request - Invalid ResponseType'],
+    ] as const) {
+      const res = await register(over);
+      expect([res.status, res.body.errorMessage]).toEqual([400, message]);
+    }
+    const ok = await register({});
+    expect([ok.status, ok.body.ResponseCode, ok.body.ResponseDescription]).toEqual([200, '0', 'Success']);
+    received = [];
+    const sim = await post('/mpesa/c2b/v1/simulate', t, { ShortCode: '174379', CommandID: 'CustomerPayBillOnline', Amount: 25, Msisdn: '254708374149', BillRefNumber: 'K7M2Q9XD' });
+    expect([sim.status, sim.body.ResponseCode]).toEqual([200, '0']);
+    const start = Date.now();
+    while (received.length < 2 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 50));
+    const keys = ['BillRefNumber', 'BusinessShortCode', 'FirstName', 'InvoiceNumber', 'LastName', 'MSISDN', 'MiddleName', 'OrgAccountBalance', 'ThirdPartyTransID', 'TransAmount', 'TransID', 'TransTime', 'TransactionType'];
+    expect(received.map((b) => keysOf(b as Record<string, unknown>))).toEqual([keys, keys]);
+    expect(received[1]).toMatchObject({ TransactionType: 'Pay Bill', TransAmount: '25.00', BusinessShortCode: '174379', BillRefNumber: 'K7M2Q9XD', MSISDN: '25470****149' });
+    expect(emulator.c2bPayments.at(-1)).toMatchObject({ outcome: 'completed', deliveries: [{ status: 200 }] });
+  });
 });
+

@@ -74,10 +74,13 @@ describe('paying a link by M-Pesa, end to end', () => {
     expect((await getLink(linkId)).status).toBe('PROCESSING');
 
     // What reached Daraja: whole shillings, our callback URL under PUBLIC_BASE_URL, limits respected.
+    // AccountReference is the link's paybill account reference (what a menu payment would type).
     const prompt = promptOf(checkoutRequestId);
+    const accountRef = (await getLink(linkId)).mobileMoneyAccountRef;
+    expect(accountRef).toMatch(/^[0-9A-Z]{8}$/);
     expect(prompt.request).toMatchObject({
       BusinessShortCode: '174379', TransactionType: 'CustomerPayBillOnline', Amount: '150', PartyA: phone, PartyB: '174379',
-      PhoneNumber: phone, AccountReference: 'ORDER77b',
+      PhoneNumber: phone, AccountReference: accountRef,
     });
     expect(prompt.callbackUrl).toMatch(/^http:\/\/malipo\.test\/v1\/callbacks\/mpesa\/[0-9a-z]{40}$/);
 

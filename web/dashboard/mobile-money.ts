@@ -4,6 +4,7 @@ import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
 import { findMobileMoneyConnection } from '../../services/mpesa/connection.js';
+import { assignUnallocatedPayment, listUnallocatedPayments } from '../../services/mpesa/unallocated.js';
 import { darajaEnvironmentFor } from '../../rails/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';
@@ -53,6 +54,7 @@ async function render(deps: ApiDeps, session: DashboardSession, values: ShownVal
     : html`<p class="empty" data-testid="mpesa-connection">No M-Pesa shortcode is connected in the ${auth.environment} environment yet.</p>`;
   const body = html`${banner}
 <section class="card"><h2>Connected shortcode</h2>${current}</section>
+${connection ? await unallocatedSection(deps, session) : ''}
 ${can(session, 'owner') ? html`<section class="card" aria-labelledby="connect">
 <h2 id="connect">${connection ? 'Replace the connection' : 'Connect M-Pesa'}</h2>
 <p class="muted">Malipo checks the credentials with M-Pesa before saving them; nothing is saved if M-Pesa refuses them.
@@ -75,6 +77,27 @@ ${field({ name: 'storeNumber', label: 'Store number (tills only)', value: values
   return dashboardPage(session, 'mobile-money', 'Mobile money', body);
 }
 
+/**
+ * Paybill and till payments whose account number matched no link: listed with what Daraja sent,
+ * and assignable to a link by an owner or developer (recorded as `user:<id>`).
+ */
+async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Promise<SafeHtml> {
+  const { data, total } = await listUnallocatedPayments(deps, session.auth, { limit: 50, page: 1 });
+  const rows = data.map(
+    (p) => html`<tr data-testid="unallocated-${p.transId}"><td>${p.transId}</td><td>KES ${p.amount}</td><td>${p.billRefNumber ?? ''}</td>
+<td>${p.payerName ?? ''} ${p.msisdn ?? ''}</td><td>${formatTime(p.receivedAt)}</td><td>${
+      can(session, 'developer')
+        ? html`<form method="post" action="/dashboard/mobile-money/unallocated/${p.transId}/assign" class="inline">${csrfField(session)}
+<input name="linkId" placeholder="pl_…" aria-label="Link to assign ${p.transId} to" required> <button type="submit">Assign</button></form>`
+        : ''
+    }</td></tr>`,
+  );
+  return html`<section class="card" aria-labelledby="unallocated"><h2 id="unallocated">Unallocated payments (${total})</h2>
+<p class="muted">Paybill and till payments whose account number matched no open link. Assigning one to a link counts it there as usual.</p>
+${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link</th></tr></thead><tbody>${rows}</tbody></table>`}
+</section>`;
+}
+
 function connectBody(form: Form): Record<string, unknown> {
   return Object.fromEntries(connectFields.map((name) => [name, optionalText(form, name)]));
 }
@@ -84,9 +107,25 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
     '/mobile-money',
     withSession(deps, async (session, request, reply) => {
       const connected = (request.query as Record<string, unknown>).connected === '1';
-      const banner = connected ? notice('ok', 'M-Pesa accepted the credentials: the shortcode is connected.') : html``;
+      const assigned = (request.query as Record<string, unknown>).assigned === '1';
+      const banner = connected
+        ? notice('ok', 'M-Pesa accepted the credentials: the shortcode is connected.')
+        : assigned ? notice('ok', 'The payment was assigned; the link counts it shortly.') : html``;
       return sendPage(reply, 200, await render(deps, session, {}, noErrors, banner));
     }),
+  );
+
+  app.post(
+    '/mobile-money/unallocated/:transId/assign',
+    withAction(deps, async (session, form, request, reply) => {
+      const transId = String((request.params as Record<string, unknown>).transId ?? '');
+      const result = await attempt(
+        () => assignUnallocatedPayment({ ...deps, logger: request.log as never }, session.auth, { transId, linkId: form.get('linkId') ?? '', by: `user:${session.user.id}` }),
+        [],
+      );
+      if (result.ok) return reply.redirect('/dashboard/mobile-money?assigned=1', 303);
+      return sendPage(reply, result.status, await render(deps, session, {}, noErrors, notice('error', result.errors.form)));
+    }, { role: 'developer' }),
   );
 
   app.post(

@@ -24,6 +24,12 @@ export function validFields(ctx: SeedContext): Record<string, unknown> {
   return Object.assign({}, ...Object.values(seedsFor(ctx)).map((seed) => seed()));
 }
 
+/** A C2B post in Daraja's documented shape (a paybill payment from the M-Pesa menu). */
+const c2bPost = () => ({
+  TransactionType: 'Pay Bill', TransID: 'FUZZ000001', TransTime: '20260101120000', TransAmount: '10.00', BusinessShortCode: '174379',
+  BillRefNumber: 'K7M2Q9XD', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
+});
+
 function seedsFor(ctx: SeedContext): Record<string, () => Record<string, unknown>> {
   return {
     'POST /v1/payment-links': () => ({ usdtAmount: '1.5', enabledRails: ['USDT_BSC', 'MOBILE_MONEY'], merchantRef: 'o-1', metadata: { cart: 'A7' }, expiresInMinutes: 600, description: 'fuzz' }),
@@ -35,6 +41,9 @@ function seedsFor(ctx: SeedContext): Record<string, () => Record<string, unknown
     'POST /v1/callbacks/mpesa/:token': () => ({
       Body: { stkCallback: { MerchantRequestID: ctx.merchantRequestId, CheckoutRequestID: ctx.checkoutRequestId, ResultCode: 1032, ResultDesc: 'Request cancelled by user' } },
     }),
+    'POST /v1/callbacks/c2b/:token/validation': () => c2bPost(),
+    'POST /v1/callbacks/c2b/:token/confirmation': () => c2bPost(),
+    'POST /v1/mobile-money/unallocated/:transId/assign': () => ({ linkId: 'pl_000000000000000000000000' }),
     'PUT /v1/merchant/clients/:clientId/settings': () => ({ lateWatchMinutes: 60, underpaymentToleranceBps: 10 }),
     'POST /v1/webhook-endpoints': () => ({ url: 'https://shop.example/h2', enabledEvents: ['payment_link.confirmed'] }),
     'PUT /v1/merchant/clients/:clientId/wallets/evm': () => ({ xpub: ctx.evmXpub }),

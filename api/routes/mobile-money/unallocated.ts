@@ -1,0 +1,61 @@
+import { z } from 'zod/v4';
+import { assignUnallocatedPayment, listUnallocatedPayments } from '../../../services/mpesa/unallocated.js';
+import { defineRoute } from '../../route.js';
+
+const intParam = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be an integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be an integer from ${min} to ${max}`).max(max, `must be an integer from ${min} to ${max}`))
+    .default(fallback);
+
+const unallocatedPaymentSchema = z
+  .object({
+    transId: z.string().describe('M-Pesa receipt (TransID)'),
+    amount: z.string().describe('TransAmount in whole KES, decimal string'),
+    currency: z.literal('KES'),
+    transactionType: z.string().nullable(),
+    transTime: z.string().nullable().describe('TransTime as Daraja sent it (YYYYMMDDHHmmss, Kenyan time)'),
+    billRefNumber: z.string().nullable().describe('The account number the customer typed'),
+    payerName: z.string().nullable(),
+    msisdn: z.string().nullable().describe('The payer phone as Daraja sends it (masked or hashed)'),
+    state: z.enum(['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed']),
+    linkId: z.string().nullable(),
+    assignedBy: z.string().nullable(),
+    assignedAt: z.string().nullable(),
+    receivedAt: z.string(),
+  })
+  .meta({ id: 'UnallocatedMobileMoneyPayment' });
+
+export const listUnallocatedRoute = defineRoute({
+  method: 'GET',
+  url: '/v1/mobile-money/unallocated',
+  operationId: 'listUnallocatedMobileMoneyPayments',
+  summary: 'Paybill and till payments whose account number matched no link, newest first',
+  tags: ['Mobile money'],
+  auth: 'secret',
+  query: z.strictObject({ limit: intParam(1, 100, 20), page: intParam(1, 1_000_000, 1) }),
+  responses: {
+    200: {
+      description: 'One page',
+      schema: z.object({ data: z.array(unallocatedPaymentSchema), page: z.number(), limit: z.number(), total: z.number(), hasMore: z.boolean() }),
+    },
+  },
+  handler: async ({ deps, auth, query }) => listUnallocatedPayments(deps, auth, query),
+});
+
+export const assignUnallocatedRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/mobile-money/unallocated/:transId/assign',
+  operationId: 'assignUnallocatedMobileMoneyPayment',
+  summary: 'Assign an unallocated M-Pesa payment to a link; the link then counts it as usual (audited)',
+  tags: ['Mobile money'],
+  auth: 'secret',
+  params: z.object({ transId: z.string().regex(/^[A-Z0-9]{6,20}$/) }),
+  body: z.strictObject({ linkId: z.string().min(1).max(100).describe('A payment link (or invoice) of this store with MOBILE_MONEY') }),
+  responses: { 200: { description: 'Assigned; the link counts it shortly', schema: unallocatedPaymentSchema } },
+  // Who assigned it is kept with the payment: the API key's id.
+  handler: async ({ deps, auth, params, body, request }) =>
+    assignUnallocatedPayment({ ...deps, logger: request.log as never }, auth, { transId: params.transId, linkId: body.linkId, by: `key:${auth.keyId}` }),
+});
