@@ -38,6 +38,7 @@ import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
 import { listSweepDestinationsRoute } from './treasury/destinations.js';
+import { createSweepPlanRoute } from './treasury/sweeps.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -81,6 +82,7 @@ export const allRoutes: RouteDef[] = [
   listReconciliationFindingsRoute,
   treasuryBalancesRoute,
   listSweepDestinationsRoute,
+  createSweepPlanRoute,
   health,
   ready,
   openapi,
