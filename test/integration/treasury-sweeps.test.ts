@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'slonik';
+import { parseEther, type Address, type Hex } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { z } from 'zod';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { addSweepDestination } from '../../services/treasury/destinations.js';
+import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
+import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
+import { dashboardUser } from '../helpers/dashboard-users.js';
+import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
+import { deployMulticall3 } from '../helpers/multicall.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+/**
+ * EVM sweep plans on anvil (docs/treasury.md): the plan's unsigned transactions, signed here with
+ * the test mnemonic (the service never sees it) and with the funding account, move every token
+ * to the destination; the same chain state gives the same plan; a re-plan after the top-ups
+ * alone were broadcast tops up nothing twice and reuses no nonce; refused requests change nothing.
+ */
+const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+
+interface PlanTx { kind: 'top_up' | 'transfer'; from: string; to: string; value: string; data: Hex; nonce: number; gas: string; maxFeePerGas: string; maxPriorityFeePerGas: string; chainId: number }
+
+let anvil: Anvil;
+let usdt: TestToken;
+let stack: Stack;
+let store: CreatedStore;
+let key: string;
+let funding: Address;
+let destination: Address;
+
+const usdt18 = (n: bigint) => n * 10n ** 18n;
+const planCount = () => stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM sweep_plans`);
+const plan = (payload: Record<string, string>) => stack.request({ method: 'POST', url: '/v1/sweeps', key, payload });
+
+async function newPaidLink(amount: bigint): Promise<Address> {
+  const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '10', enabledRails: ['USDT_BSC'] } });
+  expect(res.status).toBe(201);
+  await usdt.mint(res.body.bscAddress, amount);
+  return (res.body.bscAddress as string).toLowerCase() as Address;
+}
+
+/** Sends the plan's transactions of `kind` as they are: top-ups from the unlocked funding account, transfers signed with each source's key. */
+async function broadcast(body: { plan: { sources: { address: string; path: string }[]; transactions: PlanTx[] } }, kind: PlanTx['kind']): Promise<void> {
+  for (const tx of body.plan.transactions.filter((t) => t.kind === kind)) {
+    const fields = {
+      type: 'eip1559' as const, chainId: tx.chainId, nonce: tx.nonce, gas: BigInt(tx.gas), maxFeePerGas: BigInt(tx.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas), to: tx.to as Address, value: BigInt(tx.value), data: tx.data,
+    };
+    let hash: Hex;
+    if (kind === 'top_up') {
+      hash = await anvil.walletClient.sendTransaction({ ...fields, account: tx.from as Address, chain: anvil.walletClient.chain });
+    } else {
+      const path = body.plan.sources.find((s) => s.address === tx.from)!.path as `m/44'/60'/${string}`;
+      const signer = mnemonicToAccount(mnemonic, { path });
+      expect(signer.address.toLowerCase()).toBe(tx.from);
+      hash = (await anvil.rpc('eth_sendRawTransaction', [await signer.signTransaction(fields)])) as Hex;
+    }
+    const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash });
+    expect(receipt.status).toBe('success');
+  }
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  usdt = await deployTestToken(anvil, { decimals: 18 });
+  await deployMulticall3(anvil);
+  funding = anvil.accounts[2]!;
+  destination = anvil.accounts[5]!;
+  stack = await startStack({ USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, TREASURY_DESTINATION_DELAY_SECONDS: '0' });
+  store = await stack.createStore('Sweeping shop');
+  key = store.keys.test.secretKey;
+  await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
+  const owner = await dashboardUser(stack, store, 'owner');
+  await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_BSC', address: destination, label: 'cold' });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await anvil?.stop();
+});
+
+describe('POST /v1/sweeps (EVM)', () => {
+  it('answers a secret key only', async () => {
+    await expectSecretKeyRequired(stack, { method: 'POST', url: '/v1/sweeps', payload: { rail: 'USDT_BSC', destination, fundingAddress: funding } });
+  });
+
+  it('refuses a bad request and changes nothing', async () => {
+    await newPaidLink(usdt18(1n));
+    const before = await planCount();
+    const pending = '0x000000000000000000000000000000000000dEaD';
+    await stack.pool.query(sql.unsafe`INSERT INTO sweep_destinations (id, store_id, environment, rail, address, label, added_by, usable_at)
+      VALUES ('sdst_pending', ${store.clientId}, 'test', 'USDT_BSC', ${pending.toLowerCase()}, '', 'usr_x', now() + interval '1 day')`);
+    const cases: [Record<string, string>, number, string, string | undefined][] = [
+      [{ rail: 'USDT_BSC', destination: anvil.accounts[6]!, fundingAddress: funding }, 400, 'invalid_field', 'destination'],
+      [{ rail: 'USDT_BSC', destination: pending, fundingAddress: funding }, 409, 'invalid_state', 'destination'],
+      [{ rail: 'USDT_BSC', destination, fundingAddress: 'nope' }, 400, 'invalid_field', 'fundingAddress'],
+      [{ rail: 'USDT_SOL', destination, fundingAddress: funding }, 400, 'invalid_field', 'rail'],
+      [{ rail: 'USDT_TRON', destination, fundingAddress: funding }, 400, 'invalid_field', 'rail'],
+    ];
+    for (const [payload, status, code, param] of cases) {
+      const res = await plan(payload);
+      expect({ payload, status: res.status, code: res.body.error?.code, param: res.body.error?.param }).toEqual({ payload, status, code, param });
+    }
+    // A funding address without the gas the top-ups need.
+    const broke = await plan({ rail: 'USDT_BSC', destination, fundingAddress: '0x1111111111111111111111111111111111111111' });
+    expect(broke.status).toBe(409);
+    expect(broke.body.error.message).toMatch(/funding address holds 0 wei/);
+    expect(await planCount()).toBe(before);
+  });
+
+  it('plans deterministically, and the plan signed offline moves every token to the destination', async () => {
+    const gassy = await newPaidLink(usdt18(10n));
+    await newPaidLink(2_500_000_000_000_000_001n);
+    await anvil.rpc('anvil_setBalance', [gassy, `0x${parseEther('1').toString(16)}`]);
+    const sources = [...(await stack.request({ method: 'GET', url: '/v1/treasury/balances?rail=USDT_BSC&limit=500', key })).body.data[0].addresses]
+      .filter((a: { tokenBalance: string }) => a.tokenBalance !== '0');
+    const total = (await Promise.all(sources.map((a: { address: Address }) => usdt.balanceOf(a.address)))).reduce((s, b) => s + b, 0n);
+    const destinationBefore = await usdt.balanceOf(destination);
+
+    const first = await plan({ rail: 'USDT_BSC', destination, fundingAddress: funding });
+    expect(first.status).toBe(201);
+    const second = await plan({ rail: 'USDT_BSC', destination, fundingAddress: funding });
+    expect(second.status).toBe(201);
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(second.body.plan).toEqual(first.body.plan);
+    expect(Date.parse(first.body.expiresAt) - Date.parse(first.body.createdAt)).toBe(15 * 60_000);
+
+    const p = first.body.plan;
+    expect(p.chainId).toBe(anvil.chainId);
+    expect(p.destination).toBe(destination.toLowerCase());
+    expect(p.sources.map((s: { address: string }) => s.address)).toEqual(sources.map((s: { address: string }) => s.address));
+    expect(p.sources.reduce((s: bigint, x: { amountMinor: string }) => s + BigInt(x.amountMinor), 0n)).toBe(total);
+    const txs = p.transactions as PlanTx[];
+    const topUps = txs.filter((t) => t.kind === 'top_up');
+    const transfers = txs.filter((t) => t.kind === 'transfer');
+    // The address with gas of its own gets no top-up; every other source one, from consecutive funding nonces.
+    expect(topUps.map((t) => t.to).sort()).toEqual(sources.map((s: { address: string }) => s.address).filter((a: string) => a !== gassy).sort());
+    const fundingNonce = await anvil.publicClient.getTransactionCount({ address: funding });
+    expect(topUps.map((t) => t.nonce)).toEqual(topUps.map((_, i) => fundingNonce + i));
+    expect(transfers).toHaveLength(sources.length);
+    expect(transfers.every((t) => t.nonce === 0 && t.to === usdt.address.toLowerCase() && t.value === '0')).toBe(true);
+    expect(txs.indexOf(topUps.at(-1)!)).toBeLessThan(txs.indexOf(transfers[0]!));
+    expect(first.body.cost).toMatchObject({ nativeCoin: 'BNB', usd: null });
+    expect(first.body.cost.usdOmitted).toMatch(/BNB\/USD/);
+
+    await broadcast(first.body, 'top_up');
+    await broadcast(first.body, 'transfer');
+    expect(await usdt.balanceOf(destination)).toBe(destinationBefore + total);
+    for (const s of sources) expect(await usdt.balanceOf(s.address)).toBe(0n);
+    // Nothing left to sweep now.
+    const after = await plan({ rail: 'USDT_BSC', destination, fundingAddress: funding });
+    expect(after.status).toBe(409);
+  }, 60_000);
+
+  it('re-planned after only the top-ups were broadcast: no second top-up, the same transfer nonces', async () => {
+    const a = await newPaidLink(usdt18(3n));
+    const b = await newPaidLink(usdt18(4n));
+    const first = await plan({ rail: 'USDT_BSC', destination, fundingAddress: funding });
+    expect(first.status).toBe(201);
+    expect((first.body.plan.transactions as PlanTx[]).filter((t) => t.kind === 'top_up')).toHaveLength(2);
+    await broadcast(first.body, 'top_up');
+    const fundingAfter = await anvil.publicClient.getBalance({ address: funding });
+
+    const again = await plan({ rail: 'USDT_BSC', destination, fundingAddress: funding });
+    expect(again.status).toBe(201);
+    const txs = again.body.plan.transactions as PlanTx[];
+    expect(txs.filter((t) => t.kind === 'top_up')).toEqual([]);
+    expect(again.body.cost.topUps).toBe('0');
+    expect(txs.map((t) => [t.from, t.nonce]).sort()).toEqual([[a, 0], [b, 0]].sort());
+    await broadcast(again.body, 'transfer');
+    expect(await usdt.balanceOf(a)).toBe(0n);
+    expect(await usdt.balanceOf(b)).toBe(0n);
+    expect(await anvil.publicClient.getBalance({ address: funding })).toBe(fundingAfter);
+  }, 60_000);
+});
