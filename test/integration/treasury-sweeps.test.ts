@@ -59,8 +59,12 @@ async function broadcast(body: { plan: { sources: { address: string; path: strin
     }
     const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe('success');
+    gasUsed[kind].push(receipt.gasUsed);
   }
 }
+
+/** Gas each broadcast transaction used, by kind: printed at the end (docs/treasury.md quotes it). */
+const gasUsed: Record<PlanTx['kind'], bigint[]> = { top_up: [], transfer: [] };
 
 beforeAll(async () => {
   anvil = await startAnvil();
@@ -77,6 +81,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  console.log(`gas per swept address: top-up ${gasUsed.top_up.join(', ')}; token transfer ${gasUsed.transfer.join(', ')}`);
   await stack?.stop();
   await anvil?.stop();
 });
