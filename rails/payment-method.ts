@@ -193,4 +193,18 @@ export interface RailAdapter extends PaymentMethod {
     environment: Environment,
     input: { sources: ReadonlyArray<{ address: string; path: string | null }>; destination: string; funding: string },
   ): Promise<SweepPlanBody>;
+  /**
+   * Issue 30: verifies signed transactions against a stored plan (sender, recipient, token, amount,
+   * nonce, chain id, fees; SweepPlanRefused on any difference, nothing sent) and broadcasts them in
+   * order, top-ups first, each followed until mined.
+   */
+  broadcastSweep?(
+    rails: RailSettings,
+    rail: UsdtRail,
+    environment: Environment,
+    plan: SweepPlanBody,
+    signed: readonly string[],
+    /** Called once everything verified, before anything is sent: false refuses (the plan was broadcast already). */
+    claim: () => Promise<boolean>,
+  ): Promise<{ transactions: Array<{ kind: string; hash: string; status: 'success' | 'reverted'; blockNumber: string }> }>;
 }

@@ -38,7 +38,7 @@ import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
 import { listSweepDestinationsRoute } from './treasury/destinations.js';
-import { createSweepPlanRoute } from './treasury/sweeps.js';
+import { broadcastSweepPlanRoute, createSweepPlanRoute } from './treasury/sweeps.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -83,6 +83,7 @@ export const allRoutes: RouteDef[] = [
   treasuryBalancesRoute,
   listSweepDestinationsRoute,
   createSweepPlanRoute,
+  broadcastSweepPlanRoute,
   health,
   ready,
   openapi,

@@ -36,6 +36,7 @@ CREATE TABLE sweep_plans (
   destination  text NOT NULL,
   plan         jsonb NOT NULL,
   created_at   timestamptz NOT NULL DEFAULT now(),
-  expires_at   timestamptz NOT NULL
+  expires_at   timestamptz NOT NULL,
+  broadcast_at timestamptz                              -- set once, when a broadcast of it began: a replay is refused
 );
 CREATE INDEX sweep_plans_store_idx ON sweep_plans (store_id, environment, created_at DESC);

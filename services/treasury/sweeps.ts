@@ -1,4 +1,4 @@
-import { insertSweepPlan } from '../../db/sweep-plan-repo.js';
+import { claimSweepBroadcast, findSweepPlan, insertSweepPlan } from '../../db/sweep-plan-repo.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
@@ -78,4 +78,31 @@ export async function createSweepPlan(
     },
     plan,
   };
+}
+
+export interface SweepBroadcastDto {
+  id: string;
+  transactions: Array<{ kind: string; hash: string; status: 'success' | 'reverted'; blockNumber: string }>;
+}
+
+/**
+ * Broadcasts a stored plan's signed transactions (`POST /v1/sweeps/:id/broadcast`): the rail's
+ * adapter verifies each against the plan and refuses any difference before anything is sent; a
+ * plan is broadcast once (a replay is refused), and not after it expired.
+ */
+export async function broadcastSweepPlan(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, id: string, signed: readonly string[]): Promise<SweepBroadcastDto> {
+  const stored = await findSweepPlan(deps.pool, scope.storeId, scope.environment, id);
+  if (!stored) throw new AppError('not_found', 'No such sweep plan.');
+  if (stored.broadcast) throw new AppError('invalid_state', 'This plan was broadcast already: make a new plan.');
+  if (stored.expired) throw new AppError('invalid_state', 'This plan has expired: make a new plan and sign it.');
+  const rail = parseTreasuryRail(stored.rail);
+  const broadcast = adapterOf(rail).broadcastSweep;
+  if (!broadcast) throw new AppError('invalid_field', `Sweeps are not broadcast on ${rail}.`, 'rail');
+  try {
+    const result = await broadcast(deps.config.rails, rail, scope.environment, stored.plan as SweepPlanBody, signed, () => claimSweepBroadcast(deps.pool, scope.storeId, scope.environment, id));
+    return { id, transactions: result.transactions };
+  } catch (err) {
+    if (err instanceof SweepPlanRefused) throw new AppError('invalid_state', err.message);
+    throw new AppError('upstream_failed', `The ${railFacts[rail].network ?? rail} network failed during the broadcast (${(err as Error).message.split('\n')[0]}); plan again to see what is left.`);
+  }
 }

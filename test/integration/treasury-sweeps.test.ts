@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'slonik';
-import { parseEther, type Address, type Hex } from 'viem';
+import { encodeFunctionData, erc20Abi, parseEther, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
@@ -178,5 +182,70 @@ describe('POST /v1/sweeps (EVM)', () => {
     expect(await usdt.balanceOf(a)).toBe(0n);
     expect(await usdt.balanceOf(b)).toBe(0n);
     expect(await anvil.publicClient.getBalance({ address: funding })).toBe(fundingAfter);
+  }, 60_000);
+});
+
+describe('the offline signer and POST /v1/sweeps/:id/broadcast', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sweep-'));
+  const mnemonicFile = join(dir, 'mnemonic.txt');
+  writeFileSync(mnemonicFile, mnemonic);
+  // The merchant's funding account: the mnemonic's first receive address, holding gas.
+  const fundingAccount = mnemonicToAccount(mnemonic, { path: "m/44'/60'/0'/0/0" });
+  const broadcastPlan = (id: string, payload: unknown) => stack.request({ method: 'POST', url: `/v1/sweeps/${id}/broadcast`, key, payload });
+
+  /** Runs the signer as the merchant would, with every socket forbidden; answers its output file. */
+  function signOffline(answer: unknown): { transactions: { raw: Hex; kind: string; from: string }[] } {
+    const planFile = join(dir, `plan-${Date.now()}.json`);
+    const out = `${planFile}.signed`;
+    writeFileSync(planFile, JSON.stringify(answer));
+    const r = spawnSync(process.execPath, ['--import', './test/helpers/no-network.mjs', 'bin/sweep-sign.mjs', planFile, '--mnemonic-file', mnemonicFile, '--out', out], { encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    return JSON.parse(readFileSync(out, 'utf8'));
+  }
+
+  beforeAll(async () => {
+    await anvil.rpc('anvil_setBalance', [fundingAccount.address, `0x${parseEther('10').toString(16)}`]);
+  });
+
+  it('broadcasts the signed plan in order; an altered transaction and a replay are refused and change nothing', async () => {
+    const a = await newPaidLink(usdt18(6n));
+    const b = await newPaidLink(usdt18(7n));
+    const res = await plan({ rail: 'USDT_BSC', destination, fundingAddress: fundingAccount.address });
+    expect(res.status).toBe(201);
+    const signed = signOffline(res.body);
+    expect(signed.transactions.map((t) => t.kind)).toEqual(['top_up', 'top_up', 'transfer', 'transfer']);
+    const before = { dest: await usdt.balanceOf(destination), a: await usdt.balanceOf(a), fundingNonce: await anvil.publicClient.getTransactionCount({ address: fundingAccount.address }) };
+
+    // A transfer re-signed by its own source, to another recipient: refused, nothing sent.
+    const tampered = structuredClone(signed);
+    const t = res.body.plan.transactions[2] as PlanTx;
+    const source = res.body.plan.sources.find((x: { address: string }) => x.address === t.from);
+    tampered.transactions[2]!.raw = await mnemonicToAccount(mnemonic, { path: source.path }).signTransaction({
+      type: 'eip1559', chainId: t.chainId, nonce: t.nonce, gas: BigInt(t.gas), maxFeePerGas: BigInt(t.maxFeePerGas), maxPriorityFeePerGas: BigInt(t.maxPriorityFeePerGas),
+      to: t.to as Address, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [anvil.accounts[7]!, BigInt(source.amountMinor)] }),
+    });
+    const refused = await broadcastPlan(res.body.id, tampered);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toMatch(/Transaction 2 \(transfer\) differs from the plan in its recipient, token or amount/);
+    const dropped = structuredClone(signed);
+    dropped.transactions.pop();
+    expect((await broadcastPlan(res.body.id, dropped)).status).toBe(409);
+    expect(await anvil.publicClient.getTransactionCount({ address: fundingAccount.address })).toBe(before.fundingNonce);
+    expect(await usdt.balanceOf(a)).toBe(before.a);
+
+    const sent = await broadcastPlan(res.body.id, signed);
+    expect(sent.status).toBe(200);
+    expect(sent.body.transactions.map((x: { kind: string; status: string }) => `${x.kind}:${x.status}`)).toEqual(['top_up:success', 'top_up:success', 'transfer:success', 'transfer:success']);
+    expect(await usdt.balanceOf(destination)).toBe(before.dest + usdt18(13n));
+    expect(await usdt.balanceOf(a)).toBe(0n);
+    expect(await usdt.balanceOf(b)).toBe(0n);
+
+    // The same signed transactions again: refused, nothing sent.
+    const nonceAfter = await anvil.publicClient.getTransactionCount({ address: fundingAccount.address });
+    const replay = await broadcastPlan(res.body.id, signed);
+    expect(replay.status).toBe(409);
+    expect(replay.body.error.message).toMatch(/broadcast already/);
+    expect(await anvil.publicClient.getTransactionCount({ address: fundingAccount.address })).toBe(nonceAfter);
+    expect((await broadcastPlan('swp_nope', signed)).status).toBe(404);
   }, 60_000);
 });

@@ -14,13 +14,7 @@ import { mnemonicToAccount } from 'viem/accounts';
  */
 const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const dir = mkdtempSync(join(tmpdir(), 'sweep-sign-'));
-const noNetwork = join(dir, 'no-network.mjs');
-writeFileSync(noNetwork, `import net from 'node:net'; import tls from 'node:tls'; import dns from 'node:dns'; import http from 'node:http'; import https from 'node:https';
-const no = (what) => () => { process.stderr.write('NETWORK ' + what + '\\n'); process.exit(97); };
-net.Socket.prototype.connect = no('socket'); net.connect = no('net.connect'); net.createConnection = no('net.createConnection'); tls.connect = no('tls');
-dns.lookup = no('dns'); dns.resolve = no('dns'); dns.promises.lookup = no('dns'); http.request = no('http'); http.get = no('http'); https.request = no('https'); https.get = no('https');
-globalThis.fetch = no('fetch');
-`);
+const noNetwork = './test/helpers/no-network.mjs';
 const mnemonicFile = join(dir, 'mnemonic.txt');
 writeFileSync(mnemonicFile, `${mnemonic}\n`);
 

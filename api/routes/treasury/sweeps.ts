@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { createSweepPlan } from '../../../services/treasury/sweeps.js';
+import { broadcastSweepPlan, createSweepPlan } from '../../../services/treasury/sweeps.js';
 import { defineRoute } from '../../route.js';
 
 const txSchema = z.object({
@@ -70,4 +70,31 @@ export const createSweepPlanRoute = defineRoute({
     reply.status(201);
     return plan as unknown as z.infer<typeof planSchema>;
   },
+});
+
+export const broadcastSweepPlanRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/sweeps/:id/broadcast',
+  operationId: 'broadcastSweepPlan',
+  summary: "Broadcasts a plan's signed transactions after checking each against the plan: top-ups first, each followed until mined",
+  tags: ['Treasury'],
+  auth: 'secret',
+  params: z.object({ id: z.string().describe('swp_…') }),
+  body: z.object({
+    transactions: z
+      .array(z.object({ raw: z.string().describe('A signed transaction, 0x…') }).loose())
+      .min(1)
+      .describe("In the plan's order: the signer's output file can be sent as it is"),
+  }).loose(),
+  responses: {
+    200: {
+      description: 'Every transaction sent and mined, with its outcome',
+      schema: z.object({
+        id: z.string(),
+        transactions: z.array(z.object({ kind: z.string(), hash: z.string(), status: z.enum(['success', 'reverted']), blockNumber: z.string() })),
+      }).meta({ id: 'SweepBroadcast' }),
+    },
+    409: { description: 'A transaction differs from the plan, the plan was broadcast already, or it expired: nothing was sent' },
+  },
+  handler: async ({ deps, auth, params, body }) => broadcastSweepPlan(deps, auth, params.id, body.transactions.map((t) => t.raw)),
 });
