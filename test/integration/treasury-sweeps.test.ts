@@ -248,4 +248,21 @@ describe('the offline signer and POST /v1/sweeps/:id/broadcast', () => {
     expect(await anvil.publicClient.getTransactionCount({ address: fundingAccount.address })).toBe(nonceAfter);
     expect((await broadcastPlan('swp_nope', signed)).status).toBe(404);
   }, 60_000);
+
+  it('refuses an expired plan, and what is no signed transaction, sending nothing', async () => {
+    const a = await newPaidLink(usdt18(2n));
+    const res = await plan({ rail: 'USDT_BSC', destination, fundingAddress: fundingAccount.address });
+    expect(res.status).toBe(201);
+    const signed = signOffline(res.body);
+    const nonce = await anvil.publicClient.getTransactionCount({ address: fundingAccount.address });
+    const garbage = await broadcastPlan(res.body.id, { transactions: signed.transactions.map(() => ({ raw: '0xzz' })) });
+    expect(garbage.status).toBe(409);
+    expect(garbage.body.error.message).toMatch(/not a signed transaction/);
+    await stack.pool.query(sql.unsafe`UPDATE sweep_plans SET expires_at = now() - interval '1 second' WHERE id = ${res.body.id}`);
+    const expired = await broadcastPlan(res.body.id, signed);
+    expect(expired.status).toBe(409);
+    expect(expired.body.error.message).toMatch(/expired/);
+    expect(await anvil.publicClient.getTransactionCount({ address: fundingAccount.address })).toBe(nonce);
+    expect(await usdt.balanceOf(a)).toBe(usdt18(2n));
+  }, 60_000);
 });
