@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import type { PaymentReport } from '../domain/payment-report.js';
+import type { KesAtCount } from '../domain/kes-value.js';
 import type { LinkStatus } from '../domain/states.js';
 
 /** A payment's state in the read model, and how it counted (activities/links). */
@@ -39,17 +40,26 @@ export async function stopWatchingOwner(db: CommonQueryMethods, ownerId: string)
   await db.query(sql.unsafe`DELETE FROM watched_addresses WHERE owner_id = ${ownerId}`);
 }
 
-/** Records or advances one payment of a link, keyed by (link, payment key). */
+/**
+ * Records or advances one payment of a link, keyed by (link, payment key). A confirmed payment
+ * is counted: `counted_at` and its KES value then (`kes`, domain/kes-value.ts) are written the
+ * first time it is written confirmed and never again, so a retried count changes nothing.
+ */
 export async function upsertPayment(
   db: CommonQueryMethods,
   linkId: string,
-  p: { report: PaymentReport; state: PaymentState; disposition: Disposition | null; failureReason?: string | null },
+  p: { report: PaymentReport; state: PaymentState; disposition: Disposition | null; failureReason?: string | null; kes?: KesAtCount },
 ): Promise<void> {
   const r = p.report;
+  const counted = p.state === 'confirmed';
+  const kes = counted ? p.kes : undefined;
   await db.query(sql.unsafe`
-    INSERT INTO link_payments (link_id, payment_key, rail, external_id, payer, amount_minor, decimals, state, disposition, failure_reason, block_number)
+    INSERT INTO link_payments (link_id, payment_key, rail, external_id, payer, amount_minor, decimals, state, disposition, failure_reason, block_number,
+      counted_at, kes_value, kes_rate, kes_rate_source, kes_missing_reason)
     VALUES (${linkId}, ${r.key}, ${r.rail}, ${r.externalId}, ${r.payer}, ${r.amountMinor}, ${r.decimals}, ${p.state}, ${p.disposition},
-      ${p.failureReason ?? null}, ${r.blockNumber ?? null})
+      ${p.failureReason ?? null}, ${r.blockNumber ?? null},
+      ${counted ? sql.fragment`now()` : null}, ${kes?.kesValue ?? null}, ${kes?.rate ?? null}, ${kes?.source ?? null},
+      ${counted ? (kes ? kes.missingReason : 'no KES value recorded') : null})
     ON CONFLICT (link_id, payment_key) DO UPDATE SET
       state = EXCLUDED.state,
       disposition = COALESCE(EXCLUDED.disposition, link_payments.disposition),
@@ -60,6 +70,11 @@ export async function upsertPayment(
       payer = COALESCE(EXCLUDED.payer, link_payments.payer),
       amount_minor = COALESCE(EXCLUDED.amount_minor, link_payments.amount_minor),
       block_number = COALESCE(EXCLUDED.block_number, link_payments.block_number),
+      -- Counted once: the first confirmed write sets these, a repeat keeps them.
+      counted_at = COALESCE(link_payments.counted_at, EXCLUDED.counted_at),
+      kes_value = CASE WHEN link_payments.counted_at IS NULL THEN EXCLUDED.kes_value ELSE link_payments.kes_value END,
+      kes_rate = CASE WHEN link_payments.counted_at IS NULL THEN EXCLUDED.kes_rate ELSE link_payments.kes_rate END,
+      kes_rate_source = CASE WHEN link_payments.counted_at IS NULL THEN EXCLUDED.kes_rate_source ELSE link_payments.kes_rate_source END,
+      kes_missing_reason = CASE WHEN link_payments.counted_at IS NULL THEN EXCLUDED.kes_missing_reason ELSE link_payments.kes_missing_reason END,
       updated_at = now()`);
 }
-

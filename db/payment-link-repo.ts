@@ -20,6 +20,8 @@ export const linkRowSchema = z.object({
   solana_reference: z.string().nullable(),
   solana_mint: z.string().nullable(),
   mobile_money_shortcode: z.string().nullable(),
+  /** The account reference a paybill payer types (migration 0031); null without a prompted rail. */
+  mobile_money_account_ref: z.string().nullable().default(null),
   description: z.string().nullable(),
   merchant_ref: z.string().nullable(),
   metadata: z.any(),
@@ -41,7 +43,7 @@ export const linkRowSchema = z.object({
 export type LinkRow = z.infer<typeof linkRowSchema>;
 
 const columns = sql.fragment`id, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-  enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, description,
+  enabled_rails, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, mobile_money_account_ref, description,
   merchant_ref, metadata, redirect_url, expires_at, created_at, confirmed_rail, confirmed_at, external_id, payer,
   amount_received_minor, simulated, kind, workflow_started, correlation_id`;
 
@@ -62,6 +64,7 @@ export interface NewLink {
   solanaReference: string | null;
   solanaMint: string | null;
   mobileMoneyShortcode: string | null;
+  mobileMoneyAccountRef?: string | null;
   description: string | null;
   merchantRef: string | null;
   metadata: unknown;
@@ -84,11 +87,11 @@ export async function insertLink(db: CommonQueryMethods, l: NewLink): Promise<Li
   return db.one(sql.type(linkRowSchema)`
     WITH link AS (
       INSERT INTO payment_links (id, kind, store_id, environment, status, usdt_amount, mobile_money_amount, kes_per_usdt, rate_source,
-        enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode,
+        enabled_rails, address_index, tron_address, evm_address, solana_address, solana_reference, solana_mint, mobile_money_shortcode, mobile_money_account_ref,
         description, merchant_ref, metadata, redirect_url, expires_at, correlation_id)
       VALUES (${l.id}, ${l.kind}, ${l.storeId}, ${l.environment}, 'PENDING', ${l.usdtAmount}, ${l.mobileMoneyAmount}, ${l.kesPerUsdt}, ${l.rateSource},
         ${sql.array(l.enabledRails, 'text')}, ${l.addressIndex}, ${l.tronAddress}, ${l.evmAddress}, ${l.solanaAddress}, ${l.solanaReference}, ${l.solanaMint},
-        ${l.mobileMoneyShortcode}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
+        ${l.mobileMoneyShortcode}, ${l.mobileMoneyAccountRef ?? null}, ${l.description}, ${l.merchantRef}, ${l.metadata === null ? null : sql.jsonb(l.metadata as never)},
         ${l.redirectUrl}, ${l.expiresAt}, ${l.correlationId ?? null})
       RETURNING ${columns}),
     watched AS (
@@ -175,7 +178,9 @@ export const linkPaymentSchema = z.object({
 export type LinkPaymentRow = z.infer<typeof linkPaymentSchema>;
 
 const linkWithPaymentsSchema = linkRowSchema.extend({ payments: z.array(z.unknown()) });
-const checkoutLinkSchema = linkRowSchema.extend({ store_name: z.string(), store_logo: z.string().nullable(), payments: z.array(z.unknown()) });
+const checkoutLinkSchema = linkRowSchema.extend({
+  store_name: z.string(), store_logo: z.string().nullable(), payments: z.array(z.unknown()), menu_payment: z.enum(['paybill', 'till']).nullable(),
+});
 
 /**
  * A store's payment link with its payments, in one statement (the GET of a link): the payments
@@ -216,16 +221,21 @@ function parsePayments(payments: unknown[]): LinkPaymentRow[] {
  */
 export async function findCheckoutLinkWithPayments(
   db: CommonQueryMethods, id: string,
-): Promise<{ row: LinkRow; storeName: string; storeLogo: string | null; payments: LinkPaymentRow[] } | null> {
+): Promise<{ row: LinkRow; storeName: string; storeLogo: string | null; payments: LinkPaymentRow[]; menuPayment: 'paybill' | 'till' | null } | null> {
   const found = await db.maybeOne(sql.type(checkoutLinkSchema)`
     SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name,
       (SELECT l.sha256 || ' ' || l.content_type FROM store_logos l WHERE l.store_id = payment_links.store_id) AS store_logo,
+      (SELECT c.shortcode_type FROM mobile_money_connections c
+        JOIN mpesa_c2b_registrations r ON r.store_id = c.store_id AND r.environment = c.environment
+        WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment
+          AND r.registered_at IS NOT NULL AND r.error IS NULL) AS menu_payment,
       CASE WHEN status IN ('PENDING', 'PROCESSING') THEN ${paymentsJson} ELSE '[]' END AS payments
     FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
   if (!found) return null;
   // store_logo: "<sha256> <content type>" of the store's checkout logo (migration 0024), or null.
-  const { payments, store_name, store_logo, ...row } = found;
-  return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments) };
+  // menu_payment: how the store's shortcode is paid from the M-Pesa menu, once Daraja took its C2B URLs (migration 0031).
+  const { payments, store_name, store_logo, menu_payment, ...row } = found;
+  return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments), menuPayment: menu_payment };
 }
 
 export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {

@@ -35,7 +35,7 @@ export async function startDemoWebhookReceiver(opts: { port: number; logFile: st
         const event = JSON.parse(body) as { type: string; data?: Record<string, unknown> };
         const d = event.data ?? {};
         const detail = event.type === 'payment_link.confirmed'
-          ? `${d.id} ${d.confirmedRail} ${d.amountReceived} USDT (${d.externalId})`
+          ? `${d.id} ${d.confirmedRail} ${receivedOnConfirmedRail(d)} (${d.externalId})`
           : `${d.network ?? ''} ${d.amount ?? ''} ${d.txHash ?? ''}`.trim();
         line = `webhook verified: ${event.type} ${detail}`;
       }
@@ -62,4 +62,16 @@ function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * What the confirmed rail received, in its own currency ("1500 KES", "10 USDT"): the currency of
+ * the payment that confirmed the link (each payment names its unit) and the link's
+ * `amountsReceived` in it.
+ */
+export function receivedOnConfirmedRail(d: Record<string, unknown>): string {
+  const payments = (d.payments ?? []) as { rail: string; state: string; currency?: string }[];
+  const currency = payments.find((p) => p.rail === d.confirmedRail && p.state === 'confirmed')?.currency ?? 'USDT';
+  const amounts = (d.amountsReceived ?? {}) as Record<string, string>;
+  return `${amounts[currency] ?? d.amountReceived ?? '0'} ${currency}`;
 }

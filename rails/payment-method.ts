@@ -92,6 +92,11 @@ export interface PaymentMethod {
   walletKey: WalletKey | null;
   /** Reference rails: a new reference key for one link (Solana Pay's), which the watcher finds the payment by. */
   newReference?(): string;
+  /**
+   * Prompted rails a payer may also pay from their own menu (M-Pesa's paybill): a short reference
+   * a person types to name the link (rails/mpesa/account-ref.ts), unique per store and environment.
+   */
+  newPayerReference?(): string;
   /** Reference rails: the transfer request naming a payment's reference, with the amount as written (an invoice's `paymentAddress`). */
   referenceUri?(p: { recipient: string; amount: string; reference: string; label: string | null; linkId: string; mint?: string }): string;
   /** Whether `CHAIN_ID_<RAIL>_<ENV>` applies (the EIP-155 chain id the wallet URIs name). */

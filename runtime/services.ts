@@ -134,7 +134,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     countUnstartedLinks(metricsRegistry, () => unstartedBacklog(pool, 60), logger);
     let workers: WorkerSet | undefined;
     if (opts.worker) {
-      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, logger, metrics, tracer: tracing?.tracer }, tracing: tracing?.worker });
+      workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, rates: rateServiceFor(config, pool), logger, metrics, tracer: tracing?.tracer }, tracing: tracing?.worker });
       if (config.workerMetricsPort !== undefined) {
         // A taken port (a second worker on one machine) costs this worker its metrics port, never its work.
         const server = await serveMetrics(metricsRegistry, config.host, config.workerMetricsPort).catch((err) => {

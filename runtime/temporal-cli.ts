@@ -8,6 +8,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { promisify } from 'node:util';
+import { withInstallLock } from './install-lock.js';
 
 const run = promisify(execFile);
 
@@ -106,6 +107,13 @@ export async function ensureTemporalCli(opts: TemporalCliOptions = {}): Promise<
   if (await isExecutable(cached)) return cached;
 
   const log = opts.log ?? (() => {});
+  return withInstallLock(join(dirname(dir), '.temporal-cli.lock'), 'the Temporal CLI', async () => {
+    if (await isExecutable(cached)) return cached;
+    return getTemporalCli(opts, dir, cached, log);
+  }, { log });
+}
+
+async function getTemporalCli(opts: TemporalCliOptions, dir: string, cached: string, log: (msg: string) => void): Promise<string> {
   log(`The Temporal CLI ${temporalCliVersion} is not installed yet: getting it once into ${dir} (later runs start in seconds).`);
   const base = opts.downloadBase ?? defaultTemporalCliDownloadBase;
   const archive = temporalCliArchiveName();
@@ -134,6 +142,12 @@ export async function ensureTemporalCli(opts: TemporalCliOptions = {}): Promise<
 }
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/**
+ * The most a CLI release archive may weigh (v1.5.1's are about 25-30 MB): a mirror or a redirect
+ * that sends more is refused before the checksum is even computed, so the disk never fills.
+ */
+export const maxArchiveBytes = 200_000_000;
 
 /** Fails when nothing arrives for this long (a stalled connection), and for the first answer. */
 const stallMs = 30_000;
@@ -171,7 +185,8 @@ export function checksumFor(checksums: string, file: string): string | undefined
  * runs, and only then moves it into `dir`. The staging folder is always removed, so a failure at
  * any step leaves nothing in the cache.
  */
-export async function downloadTemporalCli(o: { base: string; archive: string; dir: string; log: (msg: string) => void }): Promise<void> {
+export async function downloadTemporalCli(o: { base: string; archive: string; dir: string; log: (msg: string) => void; maxBytes?: number }): Promise<void> {
+  const maxBytes = o.maxBytes ?? maxArchiveBytes;
   const base = o.base.replace(/\/+$/, '');
   const root = dirname(o.dir);
   await mkdir(root, { recursive: true });
@@ -186,6 +201,9 @@ export async function downloadTemporalCli(o: { base: string; archive: string; di
     const controller = new AbortController();
     const res = await fetchOk(`${base}/${o.archive}`, controller);
     const total = Number(res.headers.get('content-length')) || undefined;
+    if (total !== undefined && total > maxBytes) {
+      throw new Error(`${base}/${o.archive} announces ${mb(total)}, more than the ${mb(maxBytes)} a CLI archive can be: refused, nothing downloaded.`);
+    }
     o.log(`  ${o.archive}: ${total ? mb(total) : 'size unknown'} (seconds to a minute); only the unpacked binary is kept.`);
     const hash = createHash('sha256');
     const started = Date.now();
@@ -196,6 +214,11 @@ export async function downloadTemporalCli(o: { base: string; archive: string; di
       transform(chunk: Buffer, _enc, done) {
         hash.update(chunk);
         received += chunk.length;
+        if (received > maxBytes) {
+          controller.abort(new Error(`${base}/${o.archive} sent more than ${mb(maxBytes)}, more than a CLI archive can be: refused, nothing installed.`));
+          done();
+          return;
+        }
         clearTimeout(stall);
         stall = setTimeout(() => controller.abort(new Error(`the download stalled (nothing for ${stallMs / 1000} s)`)), stallMs);
         const now = Date.now();

@@ -22,7 +22,9 @@ import { simulatedOnLiveProblem, verifyRecordedDeposit, type VerifiedDeposit } f
 import type { LinkStatus } from '../../domain/states.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import type { ActivityDeps } from '../deps.js';
-import { isScanned } from '../../rails/methods.js';
+import { amountUnitOf, isScanned } from '../../rails/methods.js';
+import { kesAtCount, type KesAtCount } from '../../domain/kes-value.js';
+
 
 export type { Disposition, PaymentState, VerifiedDeposit };
 
@@ -52,8 +54,26 @@ async function refuseSimulatedOnLive(db: CommonQueryMethods, linkId: string, rep
  * applies from the expected states (re-running it changes nothing), payments upsert on their
  * key, and the confirmation event is deduplicated by link id.
  */
-export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' | 'metrics'>) {
-  const { pool } = deps;
+export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' | 'metrics' | 'rates'>) {
+  const { pool, rates } = deps;
+  /**
+   * A payment's KES value now, as it is counted (docs/reports.md): KES as is, USDT at the rates
+   * service's rate for the link's environment. No rate (sources down or in disagreement): null
+   * with the reason; counting the payment never waits or fails for it.
+   */
+  async function kesNow(linkId: string, report: PaymentReport): Promise<KesAtCount> {
+    const currency = amountUnitOf(report.rail);
+    const payment = { currency, amountMinor: report.amountMinor, decimals: report.decimals };
+    if (currency === 'KES') return kesAtCount(payment, { unavailable: '' });
+    if (!rates) return kesAtCount(payment, { unavailable: 'no rates service in this worker' });
+    try {
+      const link = await findLinkById(pool, linkId);
+      const rate = await rates.kesPerUsdt(link?.environment ?? 'live');
+      return kesAtCount(payment, rate);
+    } catch (err) {
+      return kesAtCount(payment, { unavailable: `no KES rate at count time: ${(err as Error).message}` });
+    }
+  }
   return {
     async setLinkStatus(input: { linkId: string; from: LinkStatus[]; to: LinkStatus }): Promise<boolean> {
       const moved = await moveLinkStatus(pool, input.linkId, input.from, input.to);
@@ -70,9 +90,10 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' 
       /** The link's new total received in micro-USDT, when this payment changes it. */
       receivedMicro?: string;
     }): Promise<void> {
+      const kes = input.state === 'confirmed' ? await kesNow(input.linkId, input.report) : undefined;
       await pool.transaction(async (tx) => {
         await refuseSimulatedOnLive(tx, input.linkId, input.report);
-        await upsertPayment(tx, input.linkId, input);
+        await upsertPayment(tx, input.linkId, { ...input, kes });
         if (input.receivedMicro !== undefined) {
           await setAmountReceived(tx, input.linkId, input.receivedMicro);
         }
@@ -92,9 +113,10 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' 
       receivedMicro: string;
       confirmedAt: string;
     }): Promise<{ eventId: string }> {
+      const kes = await kesNow(input.linkId, input.report);
       return pool.transaction(async (tx) => {
         await refuseSimulatedOnLive(tx, input.linkId, input.report);
-        await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition });
+        await upsertPayment(tx, input.linkId, { report: input.report, state: 'confirmed', disposition: input.disposition, kes });
         const moved = await markLinkConfirmed(tx, input.linkId, input.from, { report: input.report, confirmedAt: input.confirmedAt, receivedMicro: input.receivedMicro });
         const row = (await findLinkById(tx, input.linkId))!;
         const payments = await listLinkPayments(tx, input.linkId);

@@ -15,6 +15,7 @@ import {
   releaseStkRequest,
   type StkRequestRow,
 } from '../../db/mpesa-repo.js';
+import { findLinkAccountRef } from '../../db/mpesa-c2b-repo.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { DarajaAnswerError, DarajaUnreachableError, type JsonAnswer } from '../../rails/mpesa/daraja-client.js';
 import { openSessionOrFail } from './session-failures.js';
@@ -80,7 +81,9 @@ export async function sendStkPush(deps: Deps, input: SendStkPushInput): Promise<
     amountKes: input.amountKes,
     phoneNumber: input.phoneNumber,
     callbackUrl: `${deps.config.publicBaseUrl}${callbackPath(token)}`,
-    accountReference: input.accountReference,
+    // The link's paybill account reference when it has one: the receipt then names what a
+    // customer would type to pay the same link from the menu (and a C2B twin matches it).
+    accountReference: (await findLinkAccountRef(deps.pool, input.linkId)) ?? input.accountReference,
     description: input.description,
   });
   let answer: JsonAnswer;

@@ -7,6 +7,9 @@ import type { ServiceSettings } from '../../services/settings.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import { queryStkPush } from './query-stk-push.js';
 import { mpesaFacts } from '../../rails/mpesa/facts.js';
+import { parseC2bPaymentKey } from '../../rails/mpesa/c2b.js';
+import { countedC2bWithTransId } from '../../db/mpesa-c2b-repo.js';
+import { settleC2bPayment } from './settle-c2b.js';
 
 export type PromptSettlement =
   | { status: 'succeeded'; report: PaymentReport }
@@ -27,6 +30,8 @@ export async function settleStkPrompt(
   deps: { pool: DatabasePool; config: ServiceSettings; now?: () => Date; metrics?: Metrics },
   input: { linkId: string; checkoutRequestId: string },
 ): Promise<PromptSettlement> {
+  // A paybill or till payment (C2B) reaches the workflow as a hint like a prompt's callback.
+  if (parseC2bPaymentKey(input.checkoutRequestId)) return settleC2bPayment(deps.pool, { linkId: input.linkId, key: input.checkoutRequestId });
   const request = await findStkRequestByCheckoutId(deps.pool, input.checkoutRequestId);
   if (!request || request.link_id !== input.linkId) return { status: 'not_ours' };
   const answer = await queryStkPush(deps, input);
@@ -42,6 +47,10 @@ export async function settleStkPrompt(
   const candidates = believableReceipts(claimsSuccess, String(request.amount_kes));
   if (receiptsDisagree(candidates)) await markCallbacksSuspicious(deps.pool, candidates.map((c) => c.id), disputedReceipt);
   const receipt = receiptsDisagree(candidates) ? undefined : candidates[0];
+  // The same receipt already counted as a paybill confirmation (C2B) of this link: counted once.
+  if (receipt?.receipt && (await countedC2bWithTransId(deps.pool, input.linkId, receipt.receipt))) {
+    return { status: 'failed', reason: `Paid, and already counted as M-Pesa payment ${receipt.receipt} (the same receipt arrived as a paybill confirmation).` };
+  }
   return {
     status: 'succeeded',
     report: {

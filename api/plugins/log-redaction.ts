@@ -8,7 +8,7 @@ export const loggerRedactPaths = ['req.headers["x-api-key"]', 'req.headers.autho
  * token that authenticates a callback, and a dashboard invitation link the token that lets its
  * holder join a store. Anyone who reads the log must not be able to forge one or join.
  */
-const secretPathSegments = [/^(\/v1\/callbacks\/mpesa\/)[^/?#]+/, /^(\/dashboard\/invitations\/)[^/?#]+/];
+const secretPathSegments = [/^(\/v1\/callbacks\/mpesa\/)[^/?#]+/, /^(\/v1\/callbacks\/c2b\/)[^/?#]+/, /^(\/dashboard\/invitations\/)[^/?#]+/];
 
 /** The URL as it may be logged: secret path segments and the query string's values censored. */
 export function redactUrl(url: string): string {

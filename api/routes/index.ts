@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { mpesaCallbackRoute } from './callbacks/mpesa.js';
+import { c2bConfirmationRoute, c2bValidationRoute } from './callbacks/c2b.js';
 import { listClientChains } from './chains/for-client.js';
 import { getCheckoutRoute } from './checkout/get.js';
 import { checkoutPayMobileMoneyRoute } from './checkout/pay-mobile-money.js';
@@ -36,6 +37,7 @@ import { listApiKeysRoute } from './keys/list.js';
 import { revokeApiKeyRoute } from './keys/revoke.js';
 import { rollApiKeyRoute } from './keys/roll.js';
 import { listReconciliationFindingsRoute } from './reconciliation/list-findings.js';
+import { paymentsReportRoute, paymentsReportTotalsRoute } from './reports/payments.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
 import { listSweepDestinationsRoute } from './treasury/destinations.js';
 import { broadcastSweepPlanRoute, createSweepPlanRoute } from './treasury/sweeps.js';
@@ -54,6 +56,8 @@ export const allRoutes: RouteDef[] = [
   connectMobileMoneyRoute,
   payWithMobileMoneyRoute,
   mpesaCallbackRoute,
+  c2bValidationRoute,
+  c2bConfirmationRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
   createWebhookEndpoint,
@@ -80,6 +84,8 @@ export const allRoutes: RouteDef[] = [
   rollApiKeyRoute,
   revokeApiKeyRoute,
   listReconciliationFindingsRoute,
+  paymentsReportRoute,
+  paymentsReportTotalsRoute,
   treasuryBalancesRoute,
   listSweepDestinationsRoute,
   createSweepPlanRoute,

@@ -6,10 +6,12 @@ import {
 } from './checks.js';
 import { handleControl } from './control.js';
 import { DarajaState, newRequestId, type DarajaFailure, type EmulatorMerchant, type PhoneScript, type Prompt } from './state.js';
+import { c2bBody, postTo, registerUrl, simulateProblem, type C2bPayment, type C2bRegistration, type C2bScript, type SimulateInput } from './c2b.js';
 import { errorBody, oauthBody, pushAcceptedBody, queryPendingBody, queryResultBody, type CallbackResult } from './templates.js';
 
 export type { EmulatorMerchant, PhoneScript, Prompt } from './state.js';
 export type { CallbackResult } from './templates.js';
+export type { C2bPayment, C2bRegistration, C2bScript, SimulateInput } from './c2b.js';
 
 export interface DarajaEmulatorOptions {
   merchants: EmulatorMerchant[];
@@ -23,6 +25,10 @@ export interface DarajaEmulatorOptions {
   /** Maps the CallBackURL to where the service really listens (what DNS and a proxy do in production). */
   deliverVia?: (callbackUrl: URL) => URL;
   now?: () => Date;
+  /** False: the v2 Register URL path answers 404 (as where Daraja does not offer it), v1 still works. */
+  c2bV2?: boolean;
+  /** Shortcodes whose external validation Safaricom has not enabled: no validation post is made. */
+  c2bWithoutValidation?: string[];
 }
 
 export interface DarajaEmulator {
@@ -44,6 +50,16 @@ export interface DarajaEmulator {
   revokeTokens(): void;
   /** Requests received, in order (method and path only; status 0 when the connection was dropped). */
   requests: { method: string; path: string; status: number }[];
+  /** Registered C2B URLs by shortcode. */
+  c2bRegistrations: Map<string, C2bRegistration>;
+  /** How the next C2B confirmations are delivered (until changed). */
+  c2bScript(script: C2bScript): void;
+  /**
+   * A customer pays from the M-Pesa menu (what Simulate starts): validation, then confirmation
+   * posts to the registered URLs as scripted. Resolves once they were delivered.
+   */
+  c2bPay(input: SimulateInput & { transId?: string }): Promise<C2bPayment>;
+  c2bPayments: C2bPayment[];
   close(): Promise<void>;
 }
 
@@ -67,6 +83,38 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     } catch (err) {
       prompt.deliveries.push({ status: null, error: (err as Error).message });
     }
+  };
+
+  const c2bRegistrations = new Map<string, C2bRegistration>();
+  const c2bPayments: C2bPayment[] = [];
+  let c2bScript: C2bScript = { confirmation: 'once' };
+  const via = (url: string) => (opts.deliverVia ? opts.deliverVia(new URL(url)) : new URL(url));
+
+  const c2bPay = async (input: SimulateInput & { transId?: string }): Promise<C2bPayment> => {
+    const body = c2bBody(input, now(), input.transId);
+    const payment: C2bPayment = {
+      transId: body.TransID!, shortCode: String(input.ShortCode), commandId: input.CommandID, amount: body.TransAmount!,
+      msisdn: String(input.Msisdn), billRef: body.BillRefNumber!, outcome: 'completed', validation: null, deliveries: [], confirmation: body,
+    };
+    c2bPayments.push(payment);
+    const registration = c2bRegistrations.get(payment.shortCode);
+    if (!registration) return payment;
+    if (!(opts.c2bWithoutValidation ?? []).includes(payment.shortCode)) {
+      payment.validation = await postTo(via(registration.validationUrl), body);
+      const code = (payment.validation.body as { ResultCode?: unknown } | null)?.ResultCode;
+      const answered = payment.validation.status !== null && payment.validation.status < 300 && code !== undefined;
+      // Unreachable or unreadable: the registered ResponseType decides (Daraja's rule).
+      if (answered ? String(code) !== '0' : registration.responseType === 'Cancelled') {
+        payment.outcome = 'refused';
+        return payment;
+      }
+    }
+    const script = c2bScript;
+    if (script.delayMs) await new Promise((r) => setTimeout(r, script.delayMs));
+    const times = script.confirmation === 'none' ? 0 : script.confirmation === 'duplicate' ? 2 : 1;
+    for (let i = 0; i < times; i++) payment.deliveries.push(await postTo(via(registration.confirmationUrl), body));
+    if (script.alterAfter) payment.deliveries.push(await postTo(via(registration.confirmationUrl), { ...body, ...script.alterAfter }));
+    return payment;
   };
 
   const complete = async (checkoutRequestId: string, result?: CallbackResult): Promise<Prompt> => {
@@ -143,6 +191,18 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     return send(res, 200, queryResultBody(prompt.merchantRequestId, prompt.checkoutRequestId, prompt.result!.code, prompt.result!.desc));
   };
 
+  const c2b = (res: ServerResponse, path: string, b: Record<string, unknown>) => {
+    if (path.endsWith('/registerurl')) {
+      const answer = registerUrl(opts.merchants, c2bRegistrations, b, path.includes('/v2/') ? 'v2' : 'v1');
+      return send(res, answer.status, answer.body);
+    }
+    const problem = simulateProblem(b);
+    if (problem) return refuse(res, { status: 400, errorCode: '400.002.02', errorMessage: problem });
+    // Daraja answers at once; the posts to the registered URLs follow.
+    void c2bPay(b as unknown as SimulateInput).catch(() => undefined);
+    return send(res, 200, { OriginatorCoversationID: newRequestId(), ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' });
+  };
+
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://daraja.local');
     // 'close' also fires for a dropped connection, logged with status 0.
@@ -153,7 +213,8 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const raw = await readBody(req);
     if (url.pathname.startsWith('/_emulator/')) return handleControl(url, req.method ?? '', raw, res, { state, complete });
-    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query'];
+    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query', '/mpesa/c2b/v1/registerurl', '/mpesa/c2b/v1/simulate'];
+    if (opts.c2bV2 !== false) operator.push('/mpesa/c2b/v2/registerurl');
     if (!operator.includes(url.pathname)) return refuse(res, { status: 404, errorCode: '404.001.01', errorMessage: 'Resource not found' });
     const at = state.failures.findIndex((f) => f.path === undefined || f.path === url.pathname);
     const failure = at < 0 ? undefined : state.failures.splice(at, 1)[0]!.kind;
@@ -167,6 +228,7 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     const body = /^application\/json\b/.test(req.headers['content-type'] ?? '') ? parseObject(raw) : null;
     if (!body) return refuse(res, { status: 400, errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid BusinessShortCode' });
     if (failure === 'lose_answer') loseAnswer(req, res);
+    if (url.pathname.startsWith('/mpesa/c2b/')) return c2b(res, url.pathname, body);
     return url.pathname.includes('stkpushquery') ? query(res, body) : push(res, body);
   };
 
@@ -176,6 +238,10 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     state,
     requests,
+    c2bRegistrations,
+    c2bPayments,
+    c2bScript: (script) => void (c2bScript = script),
+    c2bPay,
     script: (phone, s) => void state.scripts.set(phone, { ...state.script(phone), ...s }),
     complete,
     failNext: (n, kind, path) => { for (let i = 0; i < n; i++) state.failures.push({ kind, ...(path ? { path } : {}) }); },

@@ -1,4 +1,5 @@
 import type { PaymentMethod } from '../payment-method.js';
+import { newAccountRef } from './account-ref.js';
 
 /**
  * M-Pesa's rules. A link is paid by a prompt on the customer's phone (STK Push) and Daraja's
@@ -16,4 +17,5 @@ export const mpesaMethod: PaymentMethod = {
   checkout: { panel: 'prompt', hint: null },
   ledgerKey: (address) => address,
   watching: null,
+  newPayerReference: newAccountRef,
 };

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { withInstallLock } from '../install-lock.js';
 import { findGo, goBuildEnv, goInstall, isExecutable, malipoCacheRoot } from '../temporal-cli.js';
 
 /**
@@ -73,9 +74,21 @@ async function ensureTool(tool: GoTool, which: 'server' | 'ui', explicit: (strin
   for (const [i, path] of paths.entries()) {
     if (explicit[i] && !(await isExecutable(path))) throw new Error(`${path} (given for ${tool.packages[i]!.pkg}) is not an executable file.`);
   }
-  const needBuild: GoTool['packages'] = [];
-  for (const [i, p] of tool.packages.entries()) if (!explicit[i] && !(await isExecutable(paths[i]!))) needBuild.push(p);
-  if (needBuild.length === 0) return paths;
+  const missing = async () => {
+    const need: GoTool['packages'] = [];
+    for (const [i, p] of tool.packages.entries()) if (!explicit[i] && !(await isExecutable(paths[i]!))) need.push(p);
+    return need;
+  };
+  if ((await missing()).length === 0) return paths;
+  return withInstallLock(join(dirname(dir), `.cluster-${which}.lock`), tool.label, async () => {
+    const needBuild = await missing();
+    if (needBuild.length === 0) return paths;
+    await buildTool(tool, dir, needBuild, log);
+    return paths;
+  }, { log });
+}
+
+async function buildTool(tool: GoTool, dir: string, needBuild: GoTool['packages'], log?: (msg: string) => void): Promise<void> {
   const go = await findGo();
   const how = `Either install Go (>= 1.25) and run: npm run setup:cluster\n  or download ${tool.release}\n  and give the binaries' paths (TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH, TEMPORAL_UI_SERVER_PATH).`;
   if (!go) throw new Error(`${tool.label} ${tool.version} was not found in ${dir} and Go is not installed to build it.\n  ${how}`);
@@ -90,5 +103,4 @@ async function ensureTool(tool: GoTool, which: 'server' | 'ui', explicit: (strin
   } catch (err) {
     throw new Error(`go install of ${tool.label} ${tool.version} failed:\n${(err as Error).message}\n\n  ${how}`);
   }
-  return paths;
 }

@@ -6,7 +6,8 @@ import { isRailId } from '../../rails/registry.js';
 import type { ServiceDeps } from '../deps.js';
 import { checkoutDto, type CheckoutProgress } from './dto.js';
 import { confirmationsAt, mobileMoneyAttempt, seenDeposit } from './progress.js';
-import type { CheckoutView } from './view.js';
+import type { CheckoutMenuPayment, CheckoutView } from './view.js';
+import { mobileMoneyAmountDue } from '../payment-links/dto.js';
 import { logoPath } from '../stores/settings.js';
 import type { LogoRef } from '../../db/store-branding-repo.js';
 import { isScanned } from '../../rails/methods.js';
@@ -24,7 +25,19 @@ type CheckoutDeps = Pick<ServiceDeps, 'pool' | 'config'>;
 export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<CheckoutView | null> {
   const found = await findCheckoutLinkWithPayments(deps.pool, linkId);
   if (!found) return null;
-  return { ...checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments)), storeLogoUrl: logoUrlOf(deps, found.storeLogo) };
+  return {
+    ...checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments)),
+    storeLogoUrl: logoUrlOf(deps, found.storeLogo),
+    mobileMoneyMenu: menuPaymentOf(found.row, found.payments, found.menuPayment),
+  };
+}
+
+/** The paybill, account number and KES due a customer types in the M-Pesa menu, where the store takes such payments. */
+function menuPaymentOf(row: LinkRow, payments: readonly LinkPaymentRow[], menu: 'paybill' | 'till' | null): CheckoutMenuPayment | null {
+  if (menu !== 'paybill' || (row.status !== 'PENDING' && row.status !== 'PROCESSING')) return null;
+  if (!row.mobile_money_shortcode || !row.mobile_money_account_ref) return null;
+  const amountDue = mobileMoneyAmountDue(row, payments);
+  return amountDue === null || amountDue <= 0 ? null : { shortcode: row.mobile_money_shortcode, accountRef: row.mobile_money_account_ref, amountDue };
 }
 
 /**

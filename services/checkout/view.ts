@@ -46,6 +46,13 @@ export interface CheckoutMobileMoneyAttempt {
  * What the hosted checkout shows a customer: amounts, where to pay, and the state. Nothing the
  * merchant keeps for itself (merchantRef, metadata, the address index, the payer) is in it.
  */
+export interface CheckoutMenuPayment {
+  shortcode: string;
+  accountRef: string;
+  /** Whole KES still due. */
+  amountDue: number;
+}
+
 export interface CheckoutView {
   id: string;
   status: LinkStatus;
@@ -59,6 +66,13 @@ export interface CheckoutView {
   amountDue: string;
   mobileMoneyAmount: number | null;
   mobileMoneyShortcode: string | null;
+  /**
+   * Paying from the M-Pesa menu instead of answering a prompt (Lipa na M-Pesa → Paybill): the
+   * business number, the link's account number and the KES still due. Only for an open link of a
+   * store whose paybill has its C2B URLs registered with Daraja; null otherwise (a till payment
+   * carries no account number to match it by, docs/mobile-money.md).
+   */
+  mobileMoneyMenu?: CheckoutMenuPayment | null;
   expiresAt: string;
   confirmedRail: string | null;
   confirmedAt: string | null;

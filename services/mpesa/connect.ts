@@ -10,6 +10,7 @@ import { secretsKeyring } from '../keyring.js';
 import type { ServiceSettings } from '../settings.js';
 import { credentialField } from '../../rails/mpesa/merchant-session.js';
 import { validateCredentials } from '../../rails/mpesa/validate-credentials.js';
+import { registerC2bUrls, type C2bRegistrationResult } from './c2b-register.js';
 
 export interface ConnectInput {
   consumerKey: string;
@@ -19,6 +20,10 @@ export interface ConnectInput {
   environment: DarajaEnvironment;
   shortcodeType?: ShortcodeType;
   storeNumber?: string;
+  /** Without Pull Transactions, whether a confirmation on the secret URL settles a link alone (default true). */
+  c2bSettlesAlone?: boolean;
+  /** Whether validation accepts paybill payments whose reference matches no open link (default false). */
+  c2bUnallocatedAllowed?: boolean;
 }
 
 export interface ConnectDeps {
@@ -37,12 +42,13 @@ export async function connectMobileMoney(
   deps: ConnectDeps,
   who: { storeId: string; environment: Environment },
   input: ConnectInput,
-): Promise<{ ok: true; shortcode: string; environment: DarajaEnvironment }> {
+): Promise<{ ok: true; shortcode: string; environment: DarajaEnvironment; c2bRegistration: C2bRegistrationResult }> {
   const merchant = merchantOf(input);
   checkEnvironment(who.environment, input.environment);
   const keyring = await secretsKeyring(deps.config, who.environment);
   const now = (deps.now ?? (() => new Date()))();
-  const result = await validateCredentials(darajaBaseUrl(deps.config, who.environment), { ...input, merchant }, now);
+  const baseUrl = darajaBaseUrl(deps.config, who.environment);
+  const result = await validateCredentials(baseUrl, { ...input, merchant }, now);
   if (result.outcome === 'rejected') {
     deps.logger?.info({ storeId: who.storeId, environment: who.environment, shortcode: merchant.shortcode }, 'M-Pesa credentials rejected by the operator');
     throw new AppError('credentials_rejected', `M-Pesa rejected the credentials: ${result.reason}. Nothing was saved.`);
@@ -70,7 +76,13 @@ export async function connectMobileMoney(
     },
   );
   deps.logger?.info({ storeId: who.storeId, environment: who.environment, shortcode: merchant.shortcode, evidence: result.evidence }, 'M-Pesa connected');
-  return { ok: true, shortcode: merchant.shortcode, environment: input.environment };
+  // Paybill and till payments from the M-Pesa menu: their URLs, registered with the token just minted.
+  const c2bRegistration = await registerC2bUrls(
+    { pool: deps.pool, publicBaseUrl: deps.config.publicBaseUrl, logger: deps.logger },
+    who,
+    { baseUrl, oauthToken: result.token.token, merchant, policy: { c2bSettlesAlone: input.c2bSettlesAlone, c2bUnallocatedAllowed: input.c2bUnallocatedAllowed } },
+  );
+  return { ok: true, shortcode: merchant.shortcode, environment: input.environment, c2bRegistration };
 }
 
 function merchantOf(input: ConnectInput): MpesaMerchant {

@@ -1,4 +1,5 @@
 import { findConnection } from '../../db/mpesa-repo.js';
+import { findC2bRegistration } from '../../db/mpesa-c2b-repo.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 
@@ -8,9 +9,19 @@ export interface MobileMoneyConnectionView {
   shortcodeType: 'paybill' | 'till';
   storeNumber: string | null;
   connectedAt: string;
+  /** Registration of the C2B (paybill from the M-Pesa menu) URLs: when, which API, or Daraja's refusal. */
+  c2b: { registeredAt: string | null; apiVersion: string | null; error: string | null };
 }
 
 export async function findMobileMoneyConnection(deps: Pick<ServiceDeps, 'pool'>, scope: StoreScope): Promise<MobileMoneyConnectionView | null> {
   const row = await findConnection(deps.pool, scope.storeId, scope.environment);
-  return row ? { shortcode: row.shortcode, shortcodeType: row.shortcode_type, storeNumber: row.store_number, connectedAt: row.connected_at } : null;
+  if (!row) return null;
+  const reg = await findC2bRegistration(deps.pool, scope.storeId, scope.environment);
+  return {
+    shortcode: row.shortcode,
+    shortcodeType: row.shortcode_type,
+    storeNumber: row.store_number,
+    connectedAt: row.connected_at,
+    c2b: { registeredAt: reg?.registered_at ?? null, apiVersion: reg?.api_version ?? null, error: reg?.error ?? (reg?.registered_at ? null : 'not registered yet: connect again') },
+  };
 }

@@ -4,6 +4,8 @@ import type { RailId } from '../../domain/rails.js';
 import { solanaPayUrl } from '../../rails/solana/solana-pay.js';
 import type { ServiceSettings } from '../settings.js';
 import { simulatedOnlyRails } from '../../rails/settings.js';
+import { amountUnitOf, paidByPrompt } from '../../rails/methods.js';
+import { amountsReceived } from '../../domain/amounts-received.js';
 
 type DtoConfig = Pick<ServiceSettings, 'checkoutBaseUrl' | 'rails'>;
 
@@ -41,6 +43,7 @@ export function paymentLinkDto(row: LinkRow, config: DtoConfig) {
         ? solanaPayUrl({ recipient: row.solana_address, amount: usdtAmount, reference: row.solana_reference, label: row.description, linkId: row.id, mint: row.solana_mint ?? undefined })
         : null,
     mobileMoneyShortcode: mobileMoney ? row.mobile_money_shortcode : null,
+    mobileMoneyAccountRef: mobileMoney ? row.mobile_money_account_ref : null,
     description: row.description,
     merchantRef: row.merchant_ref,
     metadata: row.metadata ?? null,
@@ -59,6 +62,8 @@ function paymentDto(p: LinkPaymentRow) {
     externalId: p.external_id,
     payer: p.payer,
     amount: p.amount_minor === null || p.decimals === null ? null : formatUnits(BigInt(p.amount_minor), p.decimals),
+    // The unit of `amount`: the rail's (its facts' token symbol: KES on M-Pesa, USDT on chains).
+    currency: amountUnitOf(p.rail),
     state: p.state,
     disposition: p.disposition,
     failureReason: p.failure_reason,
@@ -76,7 +81,23 @@ export function paymentLinkDetailDto(row: LinkRow, payments: LinkPaymentRow[], c
     externalId: row.external_id,
     payer: row.payer,
     amountReceived: formatUsdt(BigInt(row.amount_received_minor)),
+    amountsReceived: amountsReceived(payments.map((p) => ({ currency: amountUnitOf(p.rail), state: p.state, amountMinor: p.amount_minor, decimals: p.decimals }))),
     simulated: row.simulated,
+    mobileMoneyAmountDue: mobileMoneyAmountDue(row, payments),
     payments: payments.map(paymentDto),
   });
+}
+
+/**
+ * What is still due in whole KES on a link's prompted rail (M-Pesa): its amount less the confirmed
+ * prompt-rail payments that counted toward it (partial paybill payments add up). Null without one.
+ */
+export function mobileMoneyAmountDue(row: LinkRow, payments: readonly LinkPaymentRow[]): number | null {
+  if (row.mobile_money_amount === null || !row.enabled_rails.some(paidByPrompt)) return null;
+  if (row.status === 'CONFIRMED') return 0;
+  const counted = payments
+    .filter((p) => p.state === 'confirmed' && paidByPrompt(p.rail) && p.disposition !== 'duplicate' && p.disposition !== 'after_cancel')
+    .reduce((sum, p) => sum + BigInt(p.amount_minor ?? '0'), 0n);
+  const due = BigInt(row.mobile_money_amount) - counted;
+  return due > 0n ? Number(due) : 0;
 }

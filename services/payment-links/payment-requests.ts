@@ -1,3 +1,4 @@
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { context } from '@opentelemetry/api';
 import type { DatabasePool } from 'slonik';
 import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
@@ -100,8 +101,10 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
   const derivedSlots = methods.flatMap((m) => (m.receives === 'derived_address' && m.walletKey ? [{ method: m, slot: m.walletKey.slot as LinkAddressFamily }] : []));
   const derived = new Map(await Promise.all(derivedSlots.map(async ({ method, slot }) => [slot, await linkAddress(deps.pool, method, slot, keys[slot]!, spec.id)] as const)));
   const shortcode = spec.rails.some(paidByPrompt) ? store.shortcode : null;
+  // A reference a payer may type (M-Pesa's paybill account number), drawn again on the rare collision.
+  const payerReferenceOf = methods.find((m) => m.newPayerReference)?.newPayerReference;
   // One statement: the link and its watched addresses land together or not at all.
-  const row = await insertLink(deps.pool, {
+  const row = await insertWithPayerReference(payerReferenceOf, (mobileMoneyAccountRef) => insertLink(deps.pool, {
     id: spec.id,
     kind: spec.kind,
     storeId: auth.storeId,
@@ -118,6 +121,7 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     solanaReference: reference?.newReference?.() ?? null,
     solanaMint,
     mobileMoneyShortcode: shortcode ?? null,
+    mobileMoneyAccountRef,
     description: spec.description,
     merchantRef: spec.merchantRef,
     metadata: spec.metadata,
@@ -125,7 +129,7 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
     expiresAt: new Date(expiresAtMs).toISOString(),
     watchUntil: new Date(expiresAtMs + policy.lateWatchMinutes * 60_000).toISOString(),
     correlationId: spec.correlationId ?? newId('request'),
-  });
+  }));
   // The answer does not wait for Temporal: the start runs after it (start-handoff.ts), and
   // whatever the hand-off does not start, the workers do. It runs in the creating request's
   // trace context, so the workflow joins that request's trace (docs/tracing.md).
@@ -239,4 +243,19 @@ async function startWorkflowOf(deps: StarterDeps, row: LinkRow, knownPolicy?: St
     return false;
   }
   return true;
+}
+
+/**
+ * Inserts with a fresh payer reference, drawing another when the store already has it (the
+ * unique index of migration 0031); 31^7 references make a second collision all but impossible.
+ */
+async function insertWithPayerReference(draw: (() => string) | undefined, insert: (ref: string | null) => Promise<LinkRow>): Promise<LinkRow> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await insert(draw ? draw() : null);
+    } catch (err) {
+      const collided = err instanceof UniqueIntegrityConstraintViolationError && err.constraint === 'payment_links_account_ref_idx';
+      if (!collided || attempt >= 4) throw err;
+    }
+  }
 }

@@ -41,8 +41,11 @@ describe('npm run demo (a fresh clone, offline)', () => {
     expect(await link(banner.usdtLinkId)).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_BSC', amountReceived: '5' });
 
     // The demo's webhook receiver verified both events.
-    await demo.waitFor(`webhook verified: payment_link.confirmed ${mpesaLinkId} MOBILE_MONEY`, 30_000);
-    await demo.waitFor(`webhook verified: payment_link.confirmed ${banner.usdtLinkId} USDT_BSC`, 30_000);
+    // Each in the currency it was paid in: the KES of the M-Pesa link, the USDT of the other.
+    const mpesaLink = await link(mpesaLinkId);
+    expect(mpesaLink.amountsReceived).toEqual({ USDT: '0', KES: String(mpesaLink.mobileMoneyAmount) });
+    await demo.waitFor(`webhook verified: payment_link.confirmed ${mpesaLinkId} MOBILE_MONEY ${mpesaLink.mobileMoneyAmount} KES`, 30_000);
+    await demo.waitFor(`webhook verified: payment_link.confirmed ${banner.usdtLinkId} USDT_BSC 5 USDT`, 30_000);
     expect(demo.output()).not.toContain('webhook refused');
 
     // The dashboard, signed in with the printed account, lists both as confirmed.

@@ -91,16 +91,16 @@ export async function startStack(env: Record<string, string> = {}, opts: { logge
   // As the service traces (services.ts): only with OTEL_EXPORTER_OTLP_ENDPOINT set, and then with the traced workflow bundle.
   const tracing = config.tracing && (await import('../../runtime/tracing.js')).startTracing(config.tracing, 'malipo');
   const temporal = new Client({ connection: nativeConnection, namespace: config.temporal.namespace, interceptors: clientInterceptors(tracing?.clientInterceptors) });
+  const rates = rateServiceFor(config, pool);
   const newWorkers = () => createWorkers({
     connection: nativeConnection,
     namespace: config.temporal.namespace,
-    deps: { pool, config, temporal, metrics: opts.metrics?.metrics, tracer: tracing?.tracer },
+    deps: { pool, config, temporal, rates, metrics: opts.metrics?.metrics, tracer: tracing?.tracer },
     workflowBundle: tracing ? undefined : sharedWorkflowBundle(),
     tracing: tracing?.worker,
   });
   let workers = await newWorkers();
   let running = workers.run();
-  const rates = rateServiceFor(config, pool);
   // `metrics`: count as the service does (runtime/services.ts), into one registry for the API and the workers.
   const app = await buildApp({ config, pool, temporal, rateLimitStore: memoryRateLimitStore(), rates, logger: opts.logger, metrics: opts.metrics?.metrics, metricsText: opts.metrics?.render, tracer: tracing?.tracer });
   // With PORT set (browser tests: PUBLIC_BASE_URL must point at the real server) listen there.

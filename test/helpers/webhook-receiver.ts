@@ -7,6 +7,8 @@ export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** performance.now() when the request's body had arrived (the benches time deliveries by it). */
+  at: number;
 }
 
 export interface Reply {
@@ -59,7 +61,7 @@ export class WebhookReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = req.url ?? '/';
-        const received = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+        const received = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: performance.now() };
         this.received.push(received);
         const nth = (this.counts.get(path) ?? 0) + 1;
         this.counts.set(path, nth);

@@ -85,10 +85,15 @@ describe('paying a link by M-Pesa, end to end', () => {
     expect(prompt.deliveries).toEqual([{ status: 200 }]);
     const link = await eventually(statusIs(linkId, 'CONFIRMED'), 'the link to confirm');
     expect(link).toMatchObject({ confirmedRail: 'MOBILE_MONEY', externalId: prompt.receipt, payer: phone });
+    // What was received, in each currency: the KES paid (the documented USDT field stays the USDT total), and each payment's unit.
+    expect(link).toMatchObject({ amountReceived: '0', amountsReceived: { USDT: '0', KES: '150' } });
+    expect(link.payments).toEqual([expect.objectContaining({ rail: 'MOBILE_MONEY', state: 'confirmed', amount: '150', currency: 'KES' })]);
     expect(Date.parse(link.confirmedAt)).toBeGreaterThan(Date.now() - 60_000);
-    const event = await stack.pool.maybeOne(sql.type(z.object({ type: z.string() }))`
-      SELECT type FROM events WHERE payload->'data'->>'id' = ${linkId}`);
+    const event = await stack.pool.maybeOne(sql.type(z.object({ type: z.string(), data: z.any() }))`
+      SELECT type, payload->'data' AS data FROM events WHERE payload->'data'->>'id' = ${linkId}`);
     expect(event?.type).toBe('payment_link.confirmed');
+    // The webhook payload carries the same amounts.
+    expect(event?.data).toMatchObject({ amountReceived: '0', amountsReceived: { USDT: '0', KES: '150' }, payments: [expect.objectContaining({ currency: 'KES', amount: '150' })] });
 
     await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(linkId)), 'payment-link-mpesa-paid');
     // A confirmed link takes no more prompts.

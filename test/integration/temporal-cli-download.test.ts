@@ -8,10 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  downloadTemporalCli,
   ensureTemporalCli,
   goBuildEnv,
   goInstall,
   malipoCacheRoot,
+  maxArchiveBytes,
   temporalCliArchiveName,
   TemporalCliChecksumError,
   type TemporalCliBuilder,
@@ -50,11 +52,26 @@ describe('the Temporal CLI download', () => {
     checksums.wrong = () => `${other}  ${archive}\n`;
     checksums.missing = () => `${other}  temporal_cli_1.5.1_windows_amd64.zip\n`;
     checksums.redirect = checksums.good;
+    checksums.huge = checksums.good;
+    checksums.endless = checksums.good;
 
     server = createServer((req, res) => {
       requests.push(req.url ?? '');
       const [, release, file] = (req.url ?? '').split('/');
-      if (release === 'redirect' && file === archive) {
+      if (release === 'huge' && file === archive) {
+        // Announces far more than any CLI archive weighs, then sends a little.
+        res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': String(maxArchiveBytes + 1) });
+        res.write(archiveBytes.subarray(0, 10));
+        setTimeout(() => res.destroy(), 2_000).unref();
+      } else if (release === 'endless' && file === archive) {
+        // No length announced: keeps sending until the client gives up.
+        res.writeHead(200, { 'content-type': 'application/gzip' });
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const send = () => { while (res.write(chunk)) { /* until the socket pushes back */ } };
+        res.on('drain', send);
+        res.on('close', () => res.off('drain', send));
+        send();
+      } else if (release === 'redirect' && file === archive) {
         res.writeHead(302, { location: `/assets/${archive}` }).end();
       } else if (file === 'checksums.txt' && release && checksums[release]) {
         res.writeHead(200, { 'content-type': 'text/plain' }).end(checksums[release]!());
@@ -130,6 +147,48 @@ describe('the Temporal CLI download', () => {
     await expect(attempt).rejects.toThrow(`its SHA-256 is ${rightSum}, but checksums.txt publishes ${createHash('sha256').update('something else').digest('hex')}. Nothing was installed.`);
     expect(calls).toEqual([]);
     expect(await readdir(root)).toEqual([]);
+  });
+
+  it('refuses an archive that announces more than a CLI archive can weigh, before downloading it, and builds instead', async () => {
+    const { root, dir } = await freshCache('huge');
+    const { calls, build } = builder();
+    const lines: string[] = [];
+    await ensureTemporalCli({ downloadBase: `${base}/huge`, dir, searchPath: false, build, log: (m) => lines.push(m) });
+    expect(calls).toEqual([dir]);
+    expect(lines.join('\n')).toContain(`announces ${((maxArchiveBytes + 1) / 1e6).toFixed(1)} MB, more than the 200.0 MB a CLI archive can be: refused`);
+    expect(await readdir(root)).toEqual(['temporal-v1.5.1']);
+  });
+
+  it('stops reading an archive of no announced size once it passes the cap, and leaves nothing behind', async () => {
+    const { root, dir } = await freshCache('endless');
+    await expect(downloadTemporalCli({ base: `${base}/endless`, archive, dir, log: () => {}, maxBytes: 1_000_000 }))
+      .rejects.toThrow(`sent more than 1.0 MB, more than a CLI archive can be: refused, nothing installed.`);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('gets the CLI once when several processes ask at the same time, and takes over a lock its dead owner left', async () => {
+    const { root, dir } = await freshCache('concurrent');
+    let builds = 0;
+    const slowBuild: TemporalCliBuilder = async ({ dir: into }) => {
+      builds++;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await mkdir(into, { recursive: true });
+      await writeFile(join(into, 'temporal'), '#!/bin/sh\necho built\n', { mode: 0o755 });
+    };
+    const paths = await Promise.all([1, 2, 3].map(() => ensureTemporalCli({ downloadBase: 'off', dir, searchPath: false, build: slowBuild })));
+    expect(paths).toEqual([join(dir, 'temporal'), join(dir, 'temporal'), join(dir, 'temporal')]);
+    expect(builds).toBe(1);
+    expect(await readdir(root)).toEqual(['temporal-v1.5.1']);
+
+    // A build killed half-way leaves its lock behind; its pid no longer runs, so the next run goes on.
+    const { root: root2, dir: dir2 } = await freshCache('stale-lock');
+    const dead = (await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'])).stdout;
+    await mkdir(join(root2, '.temporal-cli.lock'));
+    await writeFile(join(root2, '.temporal-cli.lock', 'pid'), dead);
+    const { calls, build } = builder();
+    await expect(ensureTemporalCli({ downloadBase: 'off', dir: dir2, searchPath: false, build })).resolves.toBe(join(dir2, 'temporal'));
+    expect(calls).toEqual([dir2]);
+    expect(await readdir(root2)).toEqual(['temporal-v1.5.1']);
   });
 
   it('falls through to the builder when the server is unreachable, and says why', async () => {

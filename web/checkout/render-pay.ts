@@ -81,5 +81,26 @@ ${chosen ? `<input type="hidden" name="lang" value="${lang}">\n` : ''}<label for
 <button class="primary" type="submit">${esc(t(lang, 'sendPrompt'))}</button>
 <p class="muted">${esc(t(lang, 'paybill', { shortcode: v.mobileMoneyShortcode ?? '' }))}</p>
 </form>
-</section>`;
+${menuPayment(v, lang)}</section>`;
+}
+
+/**
+ * No prompt (a phone off, out of coverage, a SIM toolkit that misbehaves)? The customer pays from
+ * the M-Pesa menu with the link's account number; the payment is matched to the link by it.
+ */
+function menuPayment(v: CheckoutView, lang: Lang): string {
+  const m = v.mobileMoneyMenu;
+  if (!m) return '';
+  const copy = (value: string, label: string) => `<button class="copy" type="button" data-copy="${esc(value)}" hidden>${esc(label)}</button>`;
+  return `<div class="menu-pay" data-testid="menu-pay">
+<h3>${esc(t(lang, 'menuTitle'))}</h3>
+<p class="muted">${esc(t(lang, 'menuSteps'))}</p>
+<dl class="facts">
+<div><dt>${esc(t(lang, 'menuBusinessNumber'))}</dt><dd><code data-testid="menu-paybill">${esc(m.shortcode)}</code> ${copy(m.shortcode, t(lang, 'copyBusinessNumber'))}</dd></div>
+<div><dt>${esc(t(lang, 'menuAccountNumber'))}</dt><dd><code data-testid="menu-account">${esc(m.accountRef)}</code> ${copy(m.accountRef, t(lang, 'copyAccountNumber'))}</dd></div>
+<div><dt>${esc(t(lang, 'amountLabel'))}</dt><dd><code data-testid="menu-amount">${esc(formatKes(lang, m.amountDue))}</code></dd></div>
+</dl>
+<p class="muted">${esc(t(lang, 'menuHint'))}</p>
+</div>
+`;
 }

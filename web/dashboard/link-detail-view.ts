@@ -7,7 +7,7 @@ import { can } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, formatTime } from './layout.js';
 import type { DashboardSession } from './session.js';
-import { amountUnitOf, paidByPrompt } from '../../rails/methods.js';
+
 
 export interface LinkDetailView extends LinkDetail {
   /** The workflow in the Temporal Web UI, or null when no UI is known. */
@@ -29,6 +29,16 @@ function fact(label: string, value: SafeHtml | string | null | undefined, testId
 
 const code = (value: string | null) => (value ? html`<code>${value}</code>` : null);
 
+/**
+ * What the link received, one line per currency (amountsReceived): a currency appears when
+ * something was received in it; "0 USDT" when nothing was received at all.
+ */
+function received(amounts: Record<string, string>): SafeHtml {
+  const got = Object.entries(amounts).filter(([, v]) => v !== '0');
+  const shown = got.length ? got : [['USDT', '0']];
+  return html`${shown.map(([c, v], i) => html`${i ? html`<br>` : ''}<span data-currency="${c}">${v} ${c}</span>`)}`;
+}
+
 function facts(v: LinkDetailView): SafeHtml {
   const l = v.link;
   const kes = l.mobileMoneyAmount === null ? null : `KES ${l.mobileMoneyAmount.toLocaleString('en-US')}${l.kesPerUsdt ? ` (at ${l.kesPerUsdt} KES per USDT)` : ''}`;
@@ -38,7 +48,7 @@ function facts(v: LinkDetailView): SafeHtml {
 ${fact('Status', html`<span class="status status-${l.status.toLowerCase()}">${l.status}</span>${l.simulated ? html` <small>simulated</small>` : ''}`, 'link-status')}
 ${fact('Amount', `${l.usdtAmount} USDT`, 'link-amount')}
 ${fact('M-Pesa amount', kes)}
-${fact('Received', paidByPrompt(l.confirmedRail ?? '') ? `${kes ?? 'KES'} by M-Pesa` : `${l.amountReceived} USDT`, 'link-received')}
+${fact('Received', received(l.amountsReceived), 'link-received')}
 ${fact('Rails', l.enabledRails.map(railName).join(', '))}
 ${fact('Checkout', html`<a href="${l.checkoutUrl}" target="_blank" rel="noopener" class="checkout-link">${l.checkoutUrl}</a> <button type="button" class="copy" data-copy="${l.checkoutUrl}">Copy</button>`)}
 ${fact('TRON address', code(l.tronAddress))}
@@ -73,7 +83,7 @@ ${list.length === 0
 <thead><tr><th>Rail</th><th>Amount</th><th>State</th><th>Counted as</th><th>Payer</th><th>Reference</th><th>Seen</th></tr></thead>
 <tbody>${list.map(
         (p) => html`<tr data-payment>
-<td>${railName(p.rail)}</td><td>${p.amount ?? '—'} ${amountUnitOf(p.rail)}</td>
+<td>${railName(p.rail)}</td><td>${p.amount ?? '—'} ${p.currency}</td>
 <td>${p.state}${p.failureReason ? html`<br><small>${p.failureReason}</small>` : ''}</td><td>${p.disposition ?? '—'}</td>
 <td>${shownPayer(p.payer) ?? '—'}</td><td>${p.externalId ? html`<code class="wrap-any">${p.externalId}</code>` : '—'}</td><td>${formatTime(p.createdAt)}</td>
 </tr>`,

@@ -42,6 +42,12 @@ async function render(deps: ApiDeps, session: DashboardSession, values: ShownVal
 <dt>Type</dt><dd>${connection.shortcodeType === 'till' ? `Till (store number ${connection.storeNumber ?? ''})` : 'Paybill'}</dd>
 <dt>Environment</dt><dd data-testid="mpesa-environment">${expected}</dd>
 <dt>Connected</dt><dd>${formatTime(connection.connectedAt)}</dd>
+<dt>Paybill payments from the M-Pesa menu</dt><dd data-testid="mpesa-c2b">${
+      connection.c2b.error
+        ? html`<span class="field-error" role="alert" data-testid="mpesa-c2b-error">Confirmation URLs not registered with M-Pesa: ${connection.c2b.error}</span>${
+            connection.c2b.registeredAt ? html` (the URLs registered ${formatTime(connection.c2b.registeredAt)} still work)` : ''}`
+        : html`URLs registered (${connection.c2b.apiVersion ?? ''}) ${formatTime(connection.c2b.registeredAt ?? '')}`
+    }</dd>
 </dl>
 <p class="muted">The consumer key, consumer secret and passkey are stored encrypted and are never shown again.</p>`
     : html`<p class="empty" data-testid="mpesa-connection">No M-Pesa shortcode is connected in the ${auth.environment} environment yet.</p>`;

@@ -26,11 +26,32 @@ export const connectMobileMoneyRoute = defineRoute({
     environment: z.enum(['sandbox', 'live']).describe("'sandbox' with a test key, 'live' with a live key"),
     shortcodeType: z.enum(shortcodeTypes).optional().describe("'paybill' (default) or 'till' (Buy Goods)"),
     storeNumber: shortcode.optional().describe('For a till: the store / head-office number (BusinessShortCode)'),
+    c2bSettlesAlone: z
+      .boolean()
+      .optional()
+      .describe('Paybill/till payments from the M-Pesa menu: whether a confirmation Daraja posts to the secret URL settles a link by itself (default true; see docs/mobile-money.md, "Trust policy")'),
+    c2bUnallocatedAllowed: z
+      .boolean()
+      .optional()
+      .describe('Whether validation accepts a paybill payment whose account number matches no open link (kept as unallocated). Default false: M-Pesa refuses it and the customer keeps the money'),
   }),
   responses: {
     200: {
       description: 'Connected; the credentials are stored encrypted and never returned',
-      schema: z.object({ ok: z.literal(true), shortcode: z.string(), environment: z.enum(['sandbox', 'live']) }),
+      schema: z.object({
+        ok: z.literal(true),
+        shortcode: z.string(),
+        environment: z.enum(['sandbox', 'live']),
+        c2bRegistration: z
+          .object({
+            registered: z.boolean(),
+            apiVersion: z.enum(['v2', 'v1']).nullable(),
+            error: z
+              .object({ type: z.literal('upstream_error'), code: z.literal('c2b_registration_failed'), message: z.string(), param: z.literal('shortcode') })
+              .nullable(),
+          })
+          .describe('Registration of the confirmation and validation URLs with Daraja (C2B Register URL). A refusal does not undo the connection: prompts work; paybill payments from the menu are not matched until a connect registers them'),
+      }),
     },
   },
   handler: async ({ deps, auth, params, body }) => {

@@ -27,6 +27,9 @@ export const paymentLinkSchema = z
     solanaReference: nullableString.describe('Solana Pay reference key of this link'),
     solanaPayUrl: nullableString,
     mobileMoneyShortcode: nullableString,
+    mobileMoneyAccountRef: nullableString.describe(
+      'With MOBILE_MONEY: the account number a customer types to pay this link from the M-Pesa menu (Paybill → business number → account number). 8 characters, the last a check character; matching forgives case, spaces, hyphens, O/0 and I/L/1, and refuses typos.',
+    ),
     description: nullableString,
     merchantRef: nullableString,
     metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -44,13 +47,24 @@ export const paymentLinkDetailSchema = paymentLinkSchema
     externalId: nullableString,
     payer: nullableString,
     amountReceived: z.string().describe('USDT received so far (confirmed), decimal string'),
+    amountsReceived: z
+      .object({ USDT: z.string(), KES: z.string().optional() })
+      .catchall(z.string())
+      .describe('What was received in each currency (every confirmed payment: over, late, duplicate and after-cancel included), decimal strings. USDT always; KES once an M-Pesa payment was confirmed.')
+      .meta({ example: { USDT: '0', KES: '1500' } }),
     simulated: z.boolean(),
+    mobileMoneyAmountDue: z
+      .number()
+      .int()
+      .nullable()
+      .describe('With MOBILE_MONEY: whole KES still due; partial M-Pesa payments (paybill payments with the account reference) add up to mobileMoneyAmount'),
     payments: z.array(
       z.object({
         rail: railIdSchema(),
         externalId: nullableString,
         payer: nullableString,
-        amount: nullableString,
+        amount: nullableString.describe('In the unit of `currency`'),
+        currency: z.string().describe("The payment's unit: its rail's currency (KES on MOBILE_MONEY, USDT on chain rails)").meta({ example: 'KES' }),
         state: z.enum(['initiated', 'seen', 'confirmed', 'failed', 'dropped']),
         disposition: z.enum(['payment', 'late', 'duplicate', 'after_cancel', 'underpaid', 'overpaid']).nullable(),
         failureReason: nullableString,
