@@ -16,6 +16,7 @@ export const idPrefixes = {
   dashboardUser: 'usr',
   reconciliationFinding: 'rcf',
   sweepDestination: 'sdst',
+  sweepPlan: 'swp',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

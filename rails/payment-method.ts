@@ -163,6 +163,18 @@ export type TreasuryCapability =
   /** A rail whose treasury read is not built yet: the API and the dashboard say so, with `reason`. */
   | { kind: 'not_built'; reason: string };
 
+/** A sweep the adapter cannot plan now (nothing to sweep, funding short, a balance unread), with a sentence for the merchant. */
+export class SweepPlanRefused extends Error {}
+
+/** A sweep plan as the adapter made it: JSON-ready (money as decimal strings), stored and answered as is. */
+export interface SweepPlanBody {
+  sources: Array<{ address: string; path: string | null; amountMinor: string }>;
+  transactions: ReadonlyArray<object>;
+  /** The most the plan's fees and top-ups can cost, in the native coin's smallest unit. */
+  maxFeeWei: string;
+  topUpWei: string;
+}
+
 /** The pure rules and the reads that touch a chain or an operator. */
 export interface RailAdapter extends PaymentMethod {
   /** The treasury's balance read of the rail's handed-out addresses; absent for a rail with no treasury (M-Pesa). */
@@ -175,6 +187,29 @@ export interface RailAdapter extends PaymentMethod {
   reconcileView?(rails: RailSettings, rail: UsdtRail, environment: Environment): ReconcileChain | null;
   /** Issue 29 and after: paying out to a paybill (M-Pesa B2B); declared, not built. */
   payPaybill?(input: { rail: RailId; environment: Environment; amountMinor: bigint; paybill: string; account: string }): Promise<{ reference: string }>;
-  /** Issue 29 and after: how received funds are swept to the store's treasury; declared, not built. */
-  sweepPlan?(input: { rail: UsdtRail; environment: Environment; addresses: readonly string[] }): Promise<Array<{ from: string; amountMinor: bigint }>>;
+  /**
+   * Issue 30: an unsigned, deterministic plan moving every token on `sources` to `destination`,
+   * gas topped up from `funding` (EVM: rails/evm/sweep-plan.ts). Throws SweepPlanRefused with a
+   * sentence for the merchant when it cannot plan (nothing to sweep, funding short).
+   */
+  sweepPlan?(
+    rails: RailSettings,
+    rail: UsdtRail,
+    environment: Environment,
+    input: { sources: ReadonlyArray<{ address: string; path: string | null }>; destination: string; funding: string },
+  ): Promise<SweepPlanBody>;
+  /**
+   * Issue 30: verifies signed transactions against a stored plan (sender, recipient, token, amount,
+   * nonce, chain id, fees; SweepPlanRefused on any difference, nothing sent) and broadcasts them in
+   * order, top-ups first, each followed until mined.
+   */
+  broadcastSweep?(
+    rails: RailSettings,
+    rail: UsdtRail,
+    environment: Environment,
+    plan: SweepPlanBody,
+    signed: readonly string[],
+    /** Called once everything verified, before anything is sent: false refuses (the plan was broadcast already). */
+    claim: () => Promise<boolean>,
+  ): Promise<{ transactions: Array<{ kind: string; hash: string; status: 'success' | 'reverted'; blockNumber: string }> }>;
 }

@@ -41,6 +41,7 @@ import { listReconciliationFindingsRoute } from './reconciliation/list-findings.
 import { paymentsReportRoute, paymentsReportTotalsRoute } from './reports/payments.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
 import { listSweepDestinationsRoute } from './treasury/destinations.js';
+import { broadcastSweepPlanRoute, createSweepPlanRoute } from './treasury/sweeps.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -90,6 +91,8 @@ export const allRoutes: RouteDef[] = [
   paymentsReportTotalsRoute,
   treasuryBalancesRoute,
   listSweepDestinationsRoute,
+  createSweepPlanRoute,
+  broadcastSweepPlanRoute,
   health,
   ready,
   openapi,

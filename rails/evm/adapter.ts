@@ -3,6 +3,8 @@ import type { RailAdapter } from '../payment-method.js';
 import { readErc20Balance } from './client.js';
 import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
+import { broadcastEvmSweep } from './sweep-broadcast.js';
+import { planEvmSweep, type EvmSweepPlan } from './sweep-plan.js';
 import { scanEvmTick } from './scan-tick.js';
 import { evmChainView, evmDialect } from './watch-view.js';
 
@@ -14,5 +16,7 @@ export const evmAdapter: RailAdapter = {
   // The API answers a person waiting: short timeouts, one retry; watchers choose their own.
   readBalance: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
   reconcileView: reconcileChain,
+  sweepPlan: planEvmSweep,
+  broadcastSweep: (rails, rail, environment, plan, signed, claim) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim),
   treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

@@ -133,7 +133,8 @@ export function evmTreasuryRead(rails: RailSettings, rail: UsdtRail, environment
     let last: unknown = new Error('no usable RPC is configured');
     for (const url of urls) {
       try {
-        const read = await readEvmHoldings(url, contract as Address, holders as Address[]);
+        // A person is waiting (the API, the dashboard): a node that does not answer in 10 s is passed over.
+        const read = await readEvmHoldings(url, contract as Address, holders as Address[], { timeoutMs: 10_000 });
         // A provider that answered the head but no balance at all is asked no further: the next one is.
         if (holders.length === 0 || read.token.some((b) => b !== undefined)) return read;
         last = new Error('the provider answered no balance');

@@ -97,6 +97,15 @@ function holdersOf(rows: readonly HandedOutAddress[], ledgerKey: (a: string) => 
   return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
+/** The rail's handed-out addresses of the scope (ledger form, sorted) with their derivation paths; null when the rail hands out none. */
+export async function handedOutHolders(deps: Pick<ServiceDeps, 'pool'>, scope: StoreScope, rail: UsdtRail): Promise<Array<{ address: string; path: string | null }> | null> {
+  const adapter = adapterOf(rail);
+  const key = adapter.walletKey;
+  if (!key || key.input !== 'xpub') return null;
+  const holders = holdersOf(await handedOutAddresses(deps.pool, scope.storeId, scope.environment, key.slot as TreasuryFamily), (a) => adapter.ledgerKey(a));
+  return holders.map((h) => ({ address: h.key, path: key.accountPath && h.row.derivation_index !== null ? `${key.accountPath}/${h.row.branch}/${h.row.derivation_index}` : null }));
+}
+
 async function railBalances(deps: Pick<ServiceDeps, 'pool' | 'config' | 'logger'>, scope: StoreScope, rail: UsdtRail, page: { cursor: string | null; limit: number }): Promise<TreasuryRailDto> {
   const adapter = adapterOf(rail);
   const facts = railFacts[rail];

@@ -53,6 +53,8 @@ function seedsFor(ctx: SeedContext): Record<string, () => Record<string, unknown
     'POST /v1/keys': () => ({ kind: 'publishable', name: 'fuzz' }),
     'POST /v1/keys/:id/roll': () => ({ graceHours: 1 }),
     'POST /v1/keys/:id/revoke': () => ({ confirmSelfRevoke: false }),
+    'POST /v1/sweeps': () => ({ rail: 'USDT_BSC', destination: '0x52908400098527886E0F7030069857D2E4169EE7', fundingAddress: '0x9858EfFD232B4033E47d90003D41EC34EcaEda94' }),
+    'POST /v1/sweeps/:id/broadcast': () => ({ transactions: [{ raw: '0x02' }] }),
   };
 }
 

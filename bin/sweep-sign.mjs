@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+// The offline sweep signer (docs/treasury.md): signs a plan from POST /v1/sweeps with the
+// merchant's mnemonic, on the merchant's machine. It makes no network request (it imports no
+// network code; test/unit/sweep-signer.test.ts runs it with sockets forbidden), and the service
+// never imports it (the same test checks api/, worker/, services/, activities/).
+//
+//   npm run sweep:sign -- plan.json --mnemonic-file F [--funding-path "m/44'/60'/0'/0/0" | --funding-key-file K] [--out signed.json]
+//
+// It checks, before signing anything, that every source's path derives the source's address from
+// the mnemonic, that the funding key is the plan's funding address, and that every transaction is
+// what a sweep plan may hold (a top-up from the funding address to a source; a transfer of the
+// source's whole amount of the plan's token to the plan's destination). Any difference refuses
+// the whole plan and writes nothing. Then it prints the destination, the totals and the cost,
+// and writes the signed transactions.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { decodeFunctionData, erc20Abi, formatUnits, keccak256 } from 'viem';
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+
+function fail(message) {
+  process.stderr.write(`sweep:sign refused the plan: ${message}\nNothing was signed or written.\n`);
+  process.exit(1);
+}
+
+function parseArgs(argv) {
+  const out = { plan: undefined, mnemonicFile: undefined, fundingPath: "m/44'/60'/0'/0/0", fundingKeyFile: undefined, out: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--mnemonic-file') out.mnemonicFile = argv[++i];
+    else if (a === '--funding-path') out.fundingPath = argv[++i];
+    else if (a === '--funding-key-file') out.fundingKeyFile = argv[++i];
+    else if (a === '--out') out.out = argv[++i];
+    else if (!a.startsWith('--') && out.plan === undefined) out.plan = a;
+    else fail(`unknown argument ${a}`);
+  }
+  if (!out.plan || !out.mnemonicFile) fail('usage: sweep:sign plan.json --mnemonic-file F [--funding-path P | --funding-key-file K] [--out signed.json]');
+  return out;
+}
+
+const lower = (v) => (typeof v === 'string' ? v.toLowerCase() : '');
+const isAddress = (v) => typeof v === 'string' && /^0x[0-9a-f]{40}$/.test(v);
+
+function signPlan(answer, mnemonic, funding) {
+  const plan = answer.plan ?? answer;
+  if (!plan || !Array.isArray(plan.sources) || !Array.isArray(plan.transactions)) fail('this is not a sweep plan (no sources or transactions)');
+  const destination = lower(plan.destination);
+  const token = lower(plan.token);
+  if (!isAddress(destination) || !isAddress(token) || !isAddress(lower(plan.funding))) fail('the plan names no valid destination, token or funding address');
+  // Every path must derive its address from this mnemonic.
+  const signers = new Map();
+  const amounts = new Map();
+  for (const s of plan.sources) {
+    if (typeof s.path !== 'string' || !/^m\/44'\/60'\/\d+'\/[01]\/\d+$/.test(s.path)) fail(`source ${s.address} has no EVM derivation path`);
+    const account = mnemonicToAccount(mnemonic, { path: s.path });
+    if (lower(account.address) !== lower(s.address)) fail(`${s.path} derives ${account.address}, not ${s.address}: wrong mnemonic or a tampered plan`);
+    signers.set(lower(s.address), account);
+    amounts.set(lower(s.address), BigInt(s.amountMinor));
+  }
+  if (lower(funding.address) !== lower(plan.funding)) fail(`the funding key is ${funding.address}, not the plan's funding address ${plan.funding}`);
+  const chainId = plan.chainId;
+  let total = 0n;
+  let maxFee = 0n;
+  let topUps = 0n;
+  const transferred = new Set();
+  const checked = plan.transactions.map((tx) => {
+    if (tx.chainId !== chainId || tx.type !== 'eip1559') fail(`a transaction is for chain ${tx.chainId}, not the plan's ${chainId}`);
+    const fields = {
+      type: 'eip1559', chainId, nonce: tx.nonce, gas: BigInt(tx.gas), maxFeePerGas: BigInt(tx.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas), to: lower(tx.to), value: BigInt(tx.value), data: tx.data,
+    };
+    if (!Number.isInteger(fields.nonce) || fields.nonce < 0) fail('a transaction has no valid nonce');
+    maxFee += fields.gas * fields.maxFeePerGas;
+    if (tx.kind === 'top_up') {
+      if (lower(tx.from) !== lower(plan.funding) || !signers.has(fields.to) || fields.data !== '0x') fail(`a top-up goes from ${tx.from} to ${tx.to}: only from the funding address to a source`);
+      topUps += fields.value;
+      return { tx, fields, signer: funding };
+    }
+    if (tx.kind !== 'transfer') fail(`a transaction of kind ${tx.kind}`);
+    const from = lower(tx.from);
+    if (!signers.has(from) || fields.to !== token || fields.value !== 0n) fail(`a transfer from ${tx.from} to ${tx.to} is not a transfer of the plan's token by a source`);
+    let call;
+    try {
+      call = decodeFunctionData({ abi: erc20Abi, data: fields.data });
+    } catch {
+      fail(`the transfer from ${tx.from} carries data that is no ERC-20 call`);
+    }
+    if (call.functionName !== 'transfer' || lower(call.args[0]) !== destination) fail(`the transfer from ${tx.from} pays ${call.args[0]}, not the destination ${plan.destination}`);
+    if (call.args[1] !== amounts.get(from) || transferred.has(from)) fail(`the transfer from ${tx.from} moves ${call.args[1]}, not the planned ${amounts.get(from)}`);
+    transferred.add(from);
+    total += call.args[1];
+    return { tx, fields, signer: signers.get(from) };
+  });
+  if (transferred.size !== signers.size) fail('a source has no transfer');
+  return { plan, checked, total, maxFee, topUps };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const answer = JSON.parse(readFileSync(args.plan, 'utf8'));
+  const mnemonic = readFileSync(args.mnemonicFile, 'utf8').trim().split(/\s+/).join(' ');
+  const funding = args.fundingKeyFile
+    ? privateKeyToAccount(readFileSync(args.fundingKeyFile, 'utf8').trim())
+    : mnemonicToAccount(mnemonic, { path: args.fundingPath });
+  const { plan, checked, total, maxFee, topUps } = signPlan(answer, mnemonic, funding);
+  const signed = [];
+  for (const { tx, fields, signer } of checked) {
+    const raw = await signer.signTransaction(fields);
+    signed.push({ kind: tx.kind, from: lower(tx.from), nonce: tx.nonce, hash: keccak256(raw), raw });
+  }
+  const out = args.out ?? args.plan.replace(/\.json$/, '') + '.signed.json';
+  writeFileSync(out, JSON.stringify({ planId: answer.id ?? null, chainId: plan.chainId, transactions: signed }, null, 2));
+  process.stdout.write(
+    [
+      `destination  ${plan.destination}`,
+      `token        ${plan.token} on chain ${plan.chainId}`,
+      `sources      ${plan.sources.length}, moving ${total} (smallest unit)${answer.totalToken ? ` = ${answer.totalToken} ${answer.tokenSymbol ?? ''}` : ''}`,
+      `top-ups      ${formatUnits(topUps, 18)} from ${plan.funding}`,
+      `max fees     ${formatUnits(maxFee, 18)}`,
+      `signed       ${signed.length} transactions -> ${out}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+await main();

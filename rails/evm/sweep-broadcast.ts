@@ -1,0 +1,80 @@
+import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem';
+import type { Environment } from '../../domain/environment.js';
+import type { UsdtRail } from '../../domain/rails.js';
+import { SweepPlanRefused } from '../payment-method.js';
+import type { RailSettings } from '../settings.js';
+import { balanceClient } from './balances.js';
+import { usableRailRpcUrls } from './chain-ids.js';
+import type { EvmSweepPlan, EvmSweepTx } from './sweep-plan.js';
+
+/**
+ * Checks signed transactions against their EVM sweep plan (docs/treasury.md): as many as planned,
+ * in order, each signed by the planned sender, to the planned recipient, with the planned value,
+ * data (so token, destination and amount), nonce, chain id, gas and fee caps. Throws
+ * SweepPlanRefused naming the first difference; nothing is sent then.
+ */
+export async function verifySignedSweep(plan: EvmSweepPlan, raws: readonly string[]): Promise<Hex[]> {
+  if (raws.length !== plan.transactions.length) throw new SweepPlanRefused(`The plan has ${plan.transactions.length} transactions; ${raws.length} were given.`);
+  const out: Hex[] = [];
+  for (let i = 0; i < raws.length; i++) {
+    const raw = raws[i]!;
+    const p: EvmSweepTx = plan.transactions[i]!;
+    if (!/^0x[0-9a-fA-F]+$/.test(raw)) throw new SweepPlanRefused(`Transaction ${i} is not a signed transaction.`);
+    let tx: ReturnType<typeof parseTransaction>;
+    let from: string;
+    try {
+      tx = parseTransaction(raw as Hex);
+      from = (await recoverTransactionAddress({ serializedTransaction: raw as never })).toLowerCase();
+    } catch {
+      throw new SweepPlanRefused(`Transaction ${i} is not a signed transaction.`);
+    }
+    const got = {
+      type: tx.type, from, to: tx.to?.toLowerCase(), value: (tx.value ?? 0n).toString(), data: (tx.data ?? '0x').toLowerCase(), nonce: tx.nonce, chainId: tx.chainId,
+      gas: tx.gas?.toString(), maxFeePerGas: tx.maxFeePerGas?.toString(), maxPriorityFeePerGas: tx.maxPriorityFeePerGas?.toString(),
+    };
+    const want = {
+      type: 'eip1559', from: p.from, to: p.to, value: p.value, data: p.data.toLowerCase(), nonce: p.nonce, chainId: p.chainId,
+      gas: p.gas, maxFeePerGas: p.maxFeePerGas, maxPriorityFeePerGas: p.maxPriorityFeePerGas,
+    };
+    for (const k of Object.keys(want) as Array<keyof typeof want>) {
+      if (got[k] !== want[k]) throw new SweepPlanRefused(`Transaction ${i} (${p.kind}) differs from the plan in ${k === 'data' ? 'its recipient, token or amount' : k}.`);
+    }
+    out.push(raw as Hex);
+  }
+  return out;
+}
+
+export interface SweepBroadcastResult {
+  transactions: Array<{ kind: EvmSweepTx['kind']; hash: string; status: 'success' | 'reverted'; blockNumber: string }>;
+}
+
+/**
+ * Verifies, then sends in order: every top-up, waiting for each to be mined, then every
+ * transfer, waiting for each. A reverted top-up stops before any transfer. Answers each hash and outcome.
+ */
+export async function broadcastEvmSweep(
+  rails: RailSettings,
+  rail: UsdtRail,
+  environment: Environment,
+  plan: EvmSweepPlan,
+  raws: readonly string[],
+  claim: () => Promise<boolean>,
+): Promise<SweepBroadcastResult> {
+  const signed = await verifySignedSweep(plan, raws);
+  const url = usableRailRpcUrls(rails, rail, environment)[0];
+  if (!url) throw new SweepPlanRefused(`${rail} has no usable RPC in the ${environment} environment.`);
+  if (!(await claim())) throw new SweepPlanRefused('This plan was broadcast already (or has expired): make a new plan.');
+  const client = balanceClient(url, 60_000);
+  const result: SweepBroadcastResult = { transactions: [] };
+  for (const kind of ['top_up', 'transfer'] as const) {
+    const batch = plan.transactions.map((t, i) => ({ t, raw: signed[i]! })).filter((x) => x.t.kind === kind);
+    const hashes: Hex[] = [];
+    for (const { raw } of batch) hashes.push(await client.sendRawTransaction({ serializedTransaction: raw }));
+    for (let i = 0; i < hashes.length; i++) {
+      const receipt = await client.waitForTransactionReceipt({ hash: hashes[i]!, pollingInterval: 250, timeout: 120_000 });
+      result.transactions.push({ kind, hash: hashes[i]!, status: receipt.status, blockNumber: receipt.blockNumber.toString() });
+    }
+    if (result.transactions.some((t) => t.status !== 'success')) break;
+  }
+  return result;
+}
