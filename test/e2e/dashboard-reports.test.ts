@@ -9,6 +9,7 @@ import { RateService } from '../../services/rates/rate-service.js';
 import { axeViolations, desktop, freePort, launchBrowser } from '../helpers/browser.js';
 import { dashboardUser, signInPage, type DashboardUser } from '../helpers/dashboard-users.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { parseCsv } from '../helpers/csv.js';
 
 /**
  * The dashboard's Reports page in Chromium (docs/reports.md): pick a period, read the totals per
@@ -66,24 +67,6 @@ async function signedIn(user: DashboardUser): Promise<Page> {
   page.on('pageerror', (e) => complaints.push(e.message));
   await signInPage(page, stack.baseUrl, user);
   return page;
-}
-
-/** RFC 4180 reader. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
-    else cell += c;
-  }
-  return rows;
 }
 
 describe('the Reports page', () => {

@@ -7,6 +7,7 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
 import { RateService } from '../../services/rates/rate-service.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { parseCsv } from '../helpers/csv.js';
 
 /**
  * The books (issue 32, docs/reports.md): every payment counted records its KES value then, with
@@ -114,24 +115,6 @@ const kesRow = z.object({ kes_value: z.string().nullable(), kes_rate: z.string()
 const kesOf = (linkId: string) => stack.pool.any(sql.type(kesRow)`
   SELECT kes_value::text, kes_rate::text, kes_rate_source, kes_missing_reason, counted_at::text FROM link_payments WHERE link_id = ${linkId} ORDER BY payment_key`);
 const report = (query: string, k = key) => stack.request({ method: 'GET', url: `/v1/reports/payments?${query}`, key: k });
-
-/** RFC 4180 reader for the checks below. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
-    else cell += c;
-  }
-  return rows;
-}
 
 describe('the books', () => {
   let act: Awaited<ReturnType<typeof seedFixture>>;

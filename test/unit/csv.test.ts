@@ -1,23 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { csvCell, csvRow } from '../../domain/csv.js';
-
-/** A minimal RFC 4180 reader, to show the rows read back as written. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
-    else cell += c;
-  }
-  return rows;
-}
+import { parseCsv } from '../helpers/csv.js';
 
 describe('CSV cells (RFC 4180)', () => {
   it('leaves plain text as it is, and null empty', () => {
