@@ -74,7 +74,7 @@ export async function findLinkByAccountRef(db: CommonQueryMethods, storeId: stri
 }
 
 export const c2bStates = ['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed'] as const;
-const c2bRow = z.object({
+export const c2bRow = z.object({
   id: z.string(),
   store_id: z.string(),
   environment: env,
@@ -96,7 +96,7 @@ const c2bRow = z.object({
 });
 export type C2bPaymentRow = z.infer<typeof c2bRow>;
 export type NewC2bPayment = Omit<C2bPaymentRow, 'id' | 'received_at' | 'assigned_by' | 'assigned_at'> & { body: unknown };
-const c2bColumns = sql.fragment`id::text, store_id, environment, shortcode, trans_id, transaction_type, trans_time, amount::text, bill_ref,
+export const c2bColumns = sql.fragment`id::text, store_id, environment, shortcode, trans_id, transaction_type, trans_time, amount::text, bill_ref,
   account_ref, link_id, msisdn, payer_name, state, fingerprint, received_at, assigned_by, assigned_at`;
 
 /** Stores a confirmation once per (environment, shortcode, TransID); `stored` false returns the earlier one. */

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues.js';
 import { correlationActivityInterceptor } from './correlation-interceptors.js';
+import { runC2bHandoff } from './c2b-handoff.js';
 import { runRequestStarter } from './request-starter.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -110,16 +111,22 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   );
   let running: Promise<void> | undefined;
   let starter: { stop(): Promise<void> } | undefined;
+  let c2bHandoff: { stop(): Promise<void> } | undefined;
   return {
     workers,
     run() {
       // The payments queue's workers also start the workflows of links made while Temporal was away.
-      if (!running && queues.includes('payments')) starter = runRequestStarter({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
+      if (!running && queues.includes('payments')) {
+        starter = runRequestStarter({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
+        // ...and tell links of M-Pesa C2B confirmations stored but never handed to their workflow.
+        c2bHandoff = runC2bHandoff({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
+      }
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
     async shutdown() {
       await starter?.stop();
+      await c2bHandoff?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running;
     },

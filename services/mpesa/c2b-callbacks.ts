@@ -20,7 +20,7 @@ export interface C2bDeps {
   pool: DatabasePool;
   temporal: Client;
   config: ServiceSettings;
-  logger?: Logger;
+  logger?: Pick<Logger, 'warn' | 'info'>;
   now?: () => Date;
 }
 
@@ -112,7 +112,7 @@ async function suspicious(deps: C2bDeps, owner: C2bTokenOwner, kind: 'altered' |
 }
 
 /** Tells the link's workflow a payment names it; the hint carries the payment's key and nothing else. */
-async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+export async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
   const key = c2bPaymentKey(row.shortcode, row.trans_id);
   let delivered: boolean;
   try {
