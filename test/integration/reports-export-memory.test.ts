@@ -7,12 +7,14 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
- * The payments export in flat memory (issue 32, docs/reports.md): a million counted payments,
- * seeded in SQL, exported as CSV over HTTP while this process (which runs the API) is sampled.
+ * The payments export in flat memory (issue 32, docs/reports.md): counted payments seeded in SQL
+ * (200,000 in `npm test`, which must stay short; REPORTS_EXPORT_ROWS=1000000 for the million of
+ * the measurement in docs/benchmarks.md), exported as CSV over HTTP while this process (which runs
+ * the API) is sampled.
  * The reply is read as it comes, never kept; the server reads keyset batches and writes each only
  * when the socket takes it, so its heap does not grow with the rows.
  */
-const rows = 1_000_000;
+const rows = Number(process.env.REPORTS_EXPORT_ROWS ?? 200_000);
 
 /** A full collection on demand: what the heap holds, not the garbage it has yet to collect. */
 setFlagsFromString('--expose-gc');
@@ -43,7 +45,7 @@ beforeAll(async () => {
     FROM generate_series(1, ${rows}) g`);
   await stack.pool.query(sql.unsafe`ANALYZE link_payments`);
   await stack.pool.query(sql.unsafe`ANALYZE payment_links`);
-}, 120_000);
+}, 600_000);
 afterAll(async () => stack?.stop());
 
 it(`exports ${rows.toLocaleString('en')} payments as CSV over HTTP in flat memory`, async () => {
@@ -90,8 +92,8 @@ it(`exports ${rows.toLocaleString('en')} payments as CSV over HTTP in flat memor
       `heap peak in the first quarter ${mb(firstQuarter)} MB, in the last ${mb(lastQuarter)} MB; ${samples.length} samples`,
   );
   // The CSV is some 200 MB; the process retains a few batches of it at most.
-  expect(bytes).toBeGreaterThan(190 * 1024 * 1024);
+  expect(bytes).toBeGreaterThan(rows * 190);
   expect(peakHeap - base.heapUsed).toBeLessThan(64 * 1024 * 1024);
   expect(peakRss - base.rss).toBeLessThan(200 * 1024 * 1024);
   expect(lastQuarter).toBeLessThan(firstQuarter + 16 * 1024 * 1024);
-}, 120_000);
+}, 600_000);
