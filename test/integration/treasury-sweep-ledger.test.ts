@@ -12,7 +12,8 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
-import { dashboardUser } from '../helpers/dashboard-users.js';
+import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
+import { httpCall } from '../helpers/http.js';
 import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
 import { deployMulticall3 } from '../helpers/multicall.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -229,4 +230,14 @@ describe('the sweep ledger', () => {
     expect(await eventsOf('sweep.completed', id)).toEqual([]);
     // In the outbox, which the outbox sweeper delivers (within about a minute): the request path waits on no endpoint.
   }, 120_000);
+
+  it('the dashboard Treasury page lists the recent sweeps with their state', async () => {
+    const { cookie } = await signInHttp(stack.baseUrl, await dashboardUser(stack, store, 'viewer'));
+    const page = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/treasury?rail=USDT_BSC', headers: { cookie } });
+    expect(page.status).toBe(200);
+    const listed = (await stack.request({ method: 'GET', url: '/v1/sweeps', key })).body.data as { id: string; state: string; totalToken: string }[];
+    expect(listed.map((x) => x.state)).toEqual(['failed', 'final']);
+    const rows = [...page.text.matchAll(/<tr data-sweep="(swp_[^"]+)">[\s\S]*?data-testid="sweep-total">([^<]*)<[\s\S]*?data-testid="sweep-state">([^<]*)</g)].map((m) => [m[1], m[2], m[3]]);
+    expect(rows).toEqual(listed.map((x) => [x.id, `${x.totalToken} USDT`, x.state]));
+  });
 });
