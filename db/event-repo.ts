@@ -5,7 +5,8 @@ import { newId } from '../domain/ids.js';
 
 export type EventType =
   | 'payment_link.confirmed' | 'transfer.confirmed' | 'invoice.paid' | 'reconciliation.mismatch'
-  | 'webhook_endpoint.disabled' | 'webhook_delivery.exhausted' | 'webhook_endpoint.tested' | 'mobile_money.unallocated';
+  | 'webhook_endpoint.disabled' | 'webhook_delivery.exhausted' | 'webhook_endpoint.tested' | 'mobile_money.unallocated'
+  | 'sweep.completed' | 'sweep.failed';
 
 export interface StoredEvent {
   id: string;

@@ -17,19 +17,19 @@ export async function insertSweepPlan(
   return { id: row.id, createdAt: row.created_at, expiresAt: row.expires_at };
 }
 
-const storedRow = z.object({ id: z.string(), rail: z.string(), plan: z.any(), expired: z.boolean(), broadcast: z.boolean() });
+const storedRow = z.object({ id: z.string(), rail: z.string(), destination: z.string(), plan: z.any(), expired: z.boolean(), broadcast: z.boolean() });
 export type StoredSweepPlan = z.infer<typeof storedRow>;
 
 export async function findSweepPlan(db: CommonQueryMethods, storeId: string, environment: Environment, id: string): Promise<StoredSweepPlan | null> {
   return db.maybeOne(sql.type(storedRow)`
-    SELECT id, rail, plan, expires_at <= now() AS expired, broadcast_at IS NOT NULL AS broadcast FROM sweep_plans
+    SELECT id, rail, destination, plan, expires_at <= now() AS expired, broadcast_at IS NOT NULL AS broadcast FROM sweep_plans
     WHERE id = ${id} AND store_id = ${storeId} AND environment = ${environment}`);
 }
 
 /** Marks the plan as being broadcast; false when it already was, or has expired (one statement: two racing broadcasts cannot both win). */
 export async function claimSweepBroadcast(db: CommonQueryMethods, storeId: string, environment: Environment, id: string): Promise<boolean> {
   const row = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    UPDATE sweep_plans SET broadcast_at = now()
+    UPDATE sweep_plans SET broadcast_at = now(), state = 'broadcast'
     WHERE id = ${id} AND store_id = ${storeId} AND environment = ${environment} AND broadcast_at IS NULL AND expires_at > now() RETURNING id`);
   return row !== null;
 }

@@ -166,6 +166,12 @@ export type TreasuryCapability =
 /** A sweep the adapter cannot plan now (nothing to sweep, funding short, a balance unread), with a sentence for the merchant. */
 export class SweepPlanRefused extends Error {}
 
+/** What a broadcast tells the sweep ledger (services/treasury/sweep-ledger.ts), by the transaction's index in the plan. */
+export interface SweepLedgerHooks {
+  sent(index: number, hash: string): Promise<void>;
+  mined(index: number, status: 'success' | 'reverted', blockNumber: bigint): Promise<void>;
+}
+
 /** A sweep plan as the adapter made it: JSON-ready (money as decimal strings), stored and answered as is. */
 export interface SweepPlanBody {
   sources: Array<{ address: string; path: string | null; amountMinor: string }>;
@@ -203,6 +209,12 @@ export interface RailAdapter extends PaymentMethod {
    * nonce, chain id, fees; SweepPlanRefused on any difference, nothing sent) and broadcasts them in
    * order, top-ups first, each followed until mined.
    */
+  /**
+   * Issue 30: the highest block of the rail a sweep's transaction counts as final at: the head less
+   * the rail's configured confirmations (`CONFIRMATIONS_<RAIL>`) plus one, or the chain's own
+   * finalized block where none is configured. Null when no RPC answered.
+   */
+  sweepFinalizedHeight?(rails: RailSettings, rail: UsdtRail, environment: Environment): Promise<bigint | null>;
   broadcastSweep?(
     rails: RailSettings,
     rail: UsdtRail,
@@ -211,5 +223,7 @@ export interface RailAdapter extends PaymentMethod {
     signed: readonly string[],
     /** Called once everything verified, before anything is sent: false refuses (the plan was broadcast already). */
     claim: () => Promise<boolean>,
+    /** Told of each transaction as it is sent (by its index in the plan) and as it is mined: the sweep ledger. */
+    ledger?: SweepLedgerHooks,
   ): Promise<{ transactions: Array<{ kind: string; hash: string; status: 'success' | 'reverted'; blockNumber: string }> }>;
 }

@@ -1,3 +1,4 @@
+import { followSweeps } from '../../services/treasury/sweep-ledger.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Cursor } from '../../db/chain-repo.js';
 import type { Environment } from '../../domain/environment.js';
@@ -91,6 +92,10 @@ export function createChainActivities(deps: ActivityDeps) {
       deps.metrics?.watcherPosition(input.rail, input.environment, BigInt(result.head), BigInt(result.cursor.number), railFacts[input.rail].blockSeconds);
     }
     const told = await signalDeposits({ pool: deps.pool, temporal: deps.temporal, dispatchEvent, metrics: deps.metrics }, input.rail, input.environment, BigInt(result.head));
+    // Broadcast sweeps of the rail followed to its confirmation depth (docs/treasury.md); never fails a tick.
+    await followSweeps({ pool: deps.pool, rails: deps.config.rails, dispatchEvent: (eventId) => dispatchEvent({ eventId }) }, input.rail, input.environment).catch((err: unknown) => {
+      deps.logger?.warn({ watcher: key, err: (err as Error).message }, 'following broadcast sweeps failed; the next tick tries again');
+    });
     return { ...result, told };
   }
 }

@@ -41,7 +41,7 @@ import { listReconciliationFindingsRoute } from './reconciliation/list-findings.
 import { paymentsReportRoute, paymentsReportTotalsRoute } from './reports/payments.js';
 import { treasuryBalancesRoute } from './treasury/balances.js';
 import { listSweepDestinationsRoute } from './treasury/destinations.js';
-import { broadcastSweepPlanRoute, createSweepPlanRoute } from './treasury/sweeps.js';
+import { broadcastSweepPlanRoute, createSweepPlanRoute, getSweepRoute, listSweepsRoute } from './treasury/sweeps.js';
 
 /** Every API operation, in the order the OpenAPI document lists them. One entry per line. */
 export const allRoutes: RouteDef[] = [
@@ -93,6 +93,8 @@ export const allRoutes: RouteDef[] = [
   listSweepDestinationsRoute,
   createSweepPlanRoute,
   broadcastSweepPlanRoute,
+  getSweepRoute,
+  listSweepsRoute,
   health,
   ready,
   openapi,

@@ -7,6 +7,8 @@ export const webhookEventTypes = [
   'webhook_endpoint.disabled',
   'webhook_delivery.exhausted',
   'mobile_money.unallocated',
+  'sweep.completed',
+  'sweep.failed',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 

@@ -3,7 +3,7 @@ import type { RailAdapter } from '../payment-method.js';
 import { readErc20Balance } from './client.js';
 import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
-import { broadcastEvmSweep } from './sweep-broadcast.js';
+import { broadcastEvmSweep, evmSweepFinalizedHeight } from './sweep-broadcast.js';
 import { planEvmSweep, type EvmSweepPlan } from './sweep-plan.js';
 import { scanEvmTick } from './scan-tick.js';
 import { evmChainView, evmDialect } from './watch-view.js';
@@ -17,6 +17,7 @@ export const evmAdapter: RailAdapter = {
   readBalance: (url, contract, address) => readErc20Balance(url, contract as `0x${string}`, address as `0x${string}`, { timeoutMs: 8_000, retryCount: 1 }),
   reconcileView: reconcileChain,
   sweepPlan: planEvmSweep,
-  broadcastSweep: (rails, rail, environment, plan, signed, claim) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim),
+  sweepFinalizedHeight: evmSweepFinalizedHeight,
+  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
   treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

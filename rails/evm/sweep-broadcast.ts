@@ -1,7 +1,7 @@
 import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem';
 import type { Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
-import { SweepPlanRefused } from '../payment-method.js';
+import { SweepPlanRefused, type SweepLedgerHooks } from '../payment-method.js';
 import type { RailSettings } from '../settings.js';
 import { balanceClient } from './balances.js';
 import { usableRailRpcUrls } from './chain-ids.js';
@@ -59,6 +59,7 @@ export async function broadcastEvmSweep(
   plan: EvmSweepPlan,
   raws: readonly string[],
   claim: () => Promise<boolean>,
+  ledger?: SweepLedgerHooks,
 ): Promise<SweepBroadcastResult> {
   const signed = await verifySignedSweep(plan, raws);
   const url = usableRailRpcUrls(rails, rail, environment)[0];
@@ -67,14 +68,38 @@ export async function broadcastEvmSweep(
   const client = balanceClient(url, 60_000);
   const result: SweepBroadcastResult = { transactions: [] };
   for (const kind of ['top_up', 'transfer'] as const) {
-    const batch = plan.transactions.map((t, i) => ({ t, raw: signed[i]! })).filter((x) => x.t.kind === kind);
+    const batch = plan.transactions.map((t, i) => ({ t, i, raw: signed[i]! })).filter((x) => x.t.kind === kind);
     const hashes: Hex[] = [];
-    for (const { raw } of batch) hashes.push(await client.sendRawTransaction({ serializedTransaction: raw }));
+    for (const { raw, i } of batch) {
+      const hash = await client.sendRawTransaction({ serializedTransaction: raw });
+      hashes.push(hash);
+      await ledger?.sent(i, hash);
+    }
     for (let i = 0; i < hashes.length; i++) {
       const receipt = await client.waitForTransactionReceipt({ hash: hashes[i]!, pollingInterval: 250, timeout: 120_000 });
+      await ledger?.mined(batch[i]!.i, receipt.status, receipt.blockNumber);
       result.transactions.push({ kind, hash: hashes[i]!, status: receipt.status, blockNumber: receipt.blockNumber.toString() });
     }
     if (result.transactions.some((t) => t.status !== 'success')) break;
   }
   return result;
+}
+
+/**
+ * The highest block a sweep's transaction counts as final at (docs/treasury.md): the head less the
+ * rail's configured confirmations plus one, as the watcher counts a deposit's depth; without a
+ * configured depth, the chain's `finalized` block. Null when no usable RPC answered.
+ */
+export async function evmSweepFinalizedHeight(rails: RailSettings, rail: UsdtRail, environment: Environment): Promise<bigint | null> {
+  const confirmations = rails[rail].confirmations;
+  for (const url of usableRailRpcUrls(rails, rail, environment)) {
+    try {
+      const client = balanceClient(url, 10_000);
+      if (confirmations !== undefined) return (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(confirmations) + 1n;
+      return (await client.getBlock({ blockTag: 'finalized' })).number ?? null;
+    } catch {
+      // The next RPC.
+    }
+  }
+  return null;
 }

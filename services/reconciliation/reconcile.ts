@@ -16,8 +16,10 @@ import {
   updateMismatch,
   type AddressState,
   type FindingRow,
+  type Recorded,
   type TargetRow,
 } from '../../db/reconciliation-repo.js';
+import { sweptFrom } from '../../db/sweep-ledger-repo.js';
 import { newId } from '../../domain/ids.js';
 import { judge, openingAdjustment, rescanDue, type Verdict } from '../../domain/reconciliation.js';
 import { railOfNetwork } from '../../rails/registry.js';
@@ -100,7 +102,7 @@ async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: read
   const { rail, environment: env } = chain;
   const addresses = targets.map((t) => t.address);
   const { ledgerKey } = methodOf(rail);
-  const recorded = await recordedDeposits(pool, { rail, env, ledgerKey, addresses, upTo: snap.countUpTo });
+  const recorded = await recordedNet(pool, chain, addresses, snap.countUpTo);
   const states = await addressStates(pool, rail, env, addresses);
   const judged: Judged[] = [];
   targets.forEach((target, i) => {
@@ -112,6 +114,25 @@ async function judgeAll(pool: DatabasePool, chain: ReconcileChain, targets: read
   });
   const written = await saveAddressChecks(pool, rail, env, judged.map((j) => ({ address: j.target.address, adjustment: j.state.adjustment, balance: j.balance, blockNumber: snap.countUpTo })));
   return { judged, written };
+}
+
+/**
+ * What the ledger says each address holds, keyed by the rail's ledger form: its recorded deposits
+ * less what sweeps moved out of it (mined or final sweep transfers, migration 0038), so a swept
+ * address is no outflow and no missing money. A sweep above the height counts as `later`.
+ */
+async function recordedNet(pool: DatabasePool, chain: ReconcileChain, addresses: readonly string[], upTo: bigint): Promise<Map<string, Recorded>> {
+  const { ledgerKey } = methodOf(chain.rail);
+  const recorded = await recordedDeposits(pool, { rail: chain.rail, env: chain.environment, ledgerKey, addresses, upTo });
+  const swept = await sweptFrom(pool, { rail: chain.rail, env: chain.environment, addresses, upTo });
+  for (const address of addresses) {
+    const out = swept.get(address.toLowerCase());
+    if (!out) continue;
+    const key = ledgerKey(address);
+    const before = recorded.get(key) ?? { counted: 0n, later: false };
+    recorded.set(key, { counted: before.counted - out.counted, later: before.later || out.later });
+  }
+  return recorded;
 }
 
 type Outcome = 'match' | 'mismatch' | 'outflow' | 'undecided';
@@ -138,7 +159,7 @@ async function settleAddress(deps: ReconcileDeps, chain: ReconcileChain, snap: B
       );
     }
     const { ledgerKey } = methodOf(chain.rail);
-    const again = await recordedDeposits(deps.pool, { rail: chain.rail, env: chain.environment, ledgerKey, addresses: [j.target.address], upTo: snap.countUpTo });
+    const again = await recordedNet(deps.pool, chain, [j.target.address], snap.countUpTo);
     const rec = again.get(ledgerKey(j.target.address)) ?? { counted: 0n, later: false };
     if (!snap.exact && rec.later) return 'undecided';
     recorded = rec.counted;

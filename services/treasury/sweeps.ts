@@ -9,6 +9,7 @@ import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { handedOutHolders, parseTreasuryRail } from './balances.js';
 import { usableSweepDestination } from './destinations.js';
+import { settleBroadcast, sweepLedgerHooks } from './sweep-ledger.js';
 
 /**
  * Sweep plans (docs/treasury.md): `POST /v1/sweeps` asks the rail's adapter for an unsigned,
@@ -98,10 +99,17 @@ export async function broadcastSweepPlan(deps: Pick<ServiceDeps, 'pool' | 'confi
   const rail = parseTreasuryRail(stored.rail);
   const broadcast = adapterOf(rail).broadcastSweep;
   if (!broadcast) throw new AppError('invalid_field', `Sweeps are not broadcast on ${rail}.`, 'rail');
+  const plan = stored.plan as SweepPlanBody;
+  let claimed = false;
+  const claim = async () => (claimed = await claimSweepBroadcast(deps.pool, scope.storeId, scope.environment, id));
   try {
-    const result = await broadcast(deps.config.rails, rail, scope.environment, stored.plan as SweepPlanBody, signed, () => claimSweepBroadcast(deps.pool, scope.storeId, scope.environment, id));
+    const result = await broadcast(deps.config.rails, rail, scope.environment, plan, signed, claim, sweepLedgerHooks(deps.pool, scope, id, rail, plan, stored.destination));
+    // Mined: the follower takes it to final at the rail's depth. A reverted transaction fails the sweep.
+    const ok = result.transactions.length === plan.transactions.length && result.transactions.every((t) => t.status === 'success');
+    await settleBroadcast(deps, scope, id, ok ? 'mined' : 'failed');
     return { id, transactions: result.transactions };
   } catch (err) {
+    if (claimed) await settleBroadcast(deps, scope, id, 'failed').catch(() => undefined);
     if (err instanceof SweepPlanRefused) throw new AppError('invalid_state', err.message);
     throw new AppError('upstream_failed', `The ${railFacts[rail].network ?? rail} network failed during the broadcast (${(err as Error).message.split('\n')[0]}); plan again to see what is left.`);
   }

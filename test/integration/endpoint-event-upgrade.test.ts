@@ -56,3 +56,25 @@ describe('migration 0029: endpoints that took every event type', () => {
     expect(await eventsOf('we_some')).toEqual(['payment_link.confirmed', 'invoice.paid']);
   });
 });
+
+describe('migration 0038: sweep.completed and sweep.failed', () => {
+  it('adds them to an endpoint that took every type there was, and leaves a chosen subset alone, once', async () => {
+    const store = await createStore(pool, 'Sweeping upgraded shop', 'sk');
+    const before = [...oldEverything, 'reconciliation.mismatch', 'webhook_endpoint.disabled', 'webhook_delivery.exhausted', 'mobile_money.unallocated'];
+    await endpoint(store.clientId, 'we_all_0037', before);
+    await endpoint(store.clientId, 'we_most_0037', before.slice(0, -1));
+    // The migration's endpoint statement (its tables exist already on this migrated database).
+    const text = await readFile(new URL('../../db/migrations/0038_sweep_ledger.sql', import.meta.url), 'utf8');
+    const upgrade = text.slice(text.indexOf('UPDATE webhook_endpoints'));
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(upgrade);
+      await client.query(upgrade);
+    } finally {
+      await client.end();
+    }
+    expect(await eventsOf('we_all_0037')).toEqual([...before, 'sweep.completed', 'sweep.failed']);
+    expect(await eventsOf('we_most_0037')).toEqual(before.slice(0, -1));
+  });
+});

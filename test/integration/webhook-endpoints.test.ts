@@ -37,7 +37,7 @@ describe('POST /v1/webhook-endpoints', () => {
     expect(res.body).toEqual({
       id: expect.stringMatching(/^we_[0-9a-z]{24}$/),
       url: 'http://example.com/hooks',
-      enabledEvents: ['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid', 'reconciliation.mismatch', 'webhook_endpoint.disabled', 'webhook_delivery.exhausted', 'mobile_money.unallocated'],
+      enabledEvents: ['payment_link.confirmed', 'transfer.confirmed', 'invoice.paid', 'reconciliation.mismatch', 'webhook_endpoint.disabled', 'webhook_delivery.exhausted', 'mobile_money.unallocated', 'sweep.completed', 'sweep.failed'],
       environment: 'test',
       status: 'enabled',
       disabledReason: null,

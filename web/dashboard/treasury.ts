@@ -6,6 +6,7 @@ import type { UsdtRail } from '../../domain/rails.js';
 
 const railDisplayName = (r: UsdtRail) => railFacts[r].displayName;
 import { addSweepDestination, listSweepDestinations, removeSweepDestination, type SweepDestinationDto } from '../../services/treasury/destinations.js';
+import { recentSweeps, type SweepDto } from '../../services/treasury/sweep-ledger.js';
 import { attempt, noErrors, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';
 import { html, type SafeHtml } from './html.js';
@@ -81,6 +82,34 @@ ${add}
 </section>`;
 }
 
+/** Sweeps shown on the page: the most recent broadcast ones. */
+const shownSweeps = 20;
+
+const sweepStateClass: Record<NonNullable<SweepDto['state']>, string> = {
+  broadcast: 'status-pending', mined: 'status-pending', final: 'status-confirmed', failed: 'status-cancelled',
+};
+
+function sweepsSection(list: SweepDto[]): SafeHtml {
+  const rows = list.map((s) => {
+    const transfers = s.transactions.filter((t) => t.kind === 'transfer');
+    const topUps = s.transactions.filter((t) => t.kind === 'top_up');
+    const state = s.state ?? 'broadcast';
+    return html`<tr data-sweep="${s.id}"><td><code>${s.id}</code><br><small>${s.rail}</small></td><td><code>${s.destination}</code></td>
+<td data-testid="sweep-total">${s.totalToken} ${s.tokenSymbol}</td>
+<td>${transfers.length} transfer(s), ${topUps.length} top-up(s)<br><small>${s.transactions.filter((t) => t.state === 'final').length}/${s.transactions.length} final</small></td>
+<td><span class="status ${sweepStateClass[state]}" data-testid="sweep-state">${state}</span></td>
+<td>${s.broadcastAt ? formatTime(s.broadcastAt) : '—'}${s.finishedAt ? html`<br><small>ended ${formatTime(s.finishedAt)}</small>` : ''}</td></tr>`;
+  });
+  return html`<section class="card" id="sweeps"><h2>Recent sweeps</h2>
+<p class="muted">Sweeps broadcast with <code>POST /v1/sweeps/:id/broadcast</code>: <em>mined</em> once every transaction is in a block,
+<em>final</em> once each stands at the rail's confirmation depth, <em>failed</em> when one reverted or the broadcast was cut short (plan again).
+Swept amounts are not payments; the reconciler counts them out of each address.</p>
+${list.length
+    ? html`<table class="table" data-testid="sweeps" tabindex="0" aria-label="Recent sweeps"><thead><tr><th>Sweep</th><th>Destination</th><th>Moved</th><th>Transactions</th><th>State</th><th>Broadcast</th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p class="empty">No sweep broadcast yet.</p>`}
+</section>`;
+}
+
 /** The session's store's treasury in its environment: per rail, the totals and the addresses (docs/treasury.md); its sweep destinations. */
 export async function renderTreasuryPage(
   deps: ApiDeps,
@@ -91,12 +120,14 @@ export async function renderTreasuryPage(
   const rail = q.rail ? parseTreasuryRail(q.rail) : undefined;
   const rails = await treasuryBalances(deps, session.auth, { rail, cursor: rail ? q.cursor : undefined, limit: shownAddresses });
   const destinations = await listSweepDestinations(deps, session.auth);
+  const sweeps = await recentSweeps(deps, session.auth, shownSweeps);
   const body = html`<p class="muted">What sits on the addresses Malipo handed out for your payment links, invoices and derived wallets,
 read from each chain just now, with the chain's own coin each address holds for gas. These addresses are on branches of your key
 that wallet apps do not show; each one's derivation path is listed. The API reads the same at <code>/v1/treasury/balances</code>.</p>
 ${rail ? html`<p><a href="/dashboard/treasury">Every rail</a></p>` : html``}
 ${opts.banner ?? ''}
 ${rails.map(railSection)}
+${sweepsSection(sweeps)}
 ${destinationsSection(deps, session, destinations, opts.errors ?? noErrors, opts.form ?? {})}`;
   return dashboardPage(session, 'treasury', 'Treasury', body);
 }

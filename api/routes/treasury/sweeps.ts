@@ -1,6 +1,8 @@
 import { z } from 'zod/v4';
 import { broadcastSweepPlan, createSweepPlan } from '../../../services/treasury/sweeps.js';
 import { defineRoute } from '../../route.js';
+import type { Same } from '../../schema-types.js';
+import { getSweep, recentSweeps, type SweepDto } from '../../../services/treasury/sweep-ledger.js';
 
 const txSchema = z.object({
   kind: z.enum(['top_up', 'transfer']).describe('top_up: gas from the funding address to a source; transfer: the token from a source to the destination'),
@@ -98,3 +100,54 @@ export const broadcastSweepPlanRoute = defineRoute({
   },
   handler: async ({ deps, auth, params, body }) => broadcastSweepPlan(deps, auth, params.id, body.transactions.map((t) => t.raw)),
 });
+
+const sweepState = z.enum(['broadcast', 'mined', 'final', 'failed']);
+const sweepSchema = z
+  .object({
+    id: z.string().describe('swp_…'),
+    rail: z.string(),
+    destination: z.string(),
+    state: sweepState.nullable().describe('null: planned, never broadcast; broadcast; mined (every transaction); final (at the rail\'s confirmation depth); failed'),
+    totalToken: z.string().describe('Token the plan moves, decimal string'),
+    tokenSymbol: z.string(),
+    createdAt: z.string(),
+    broadcastAt: z.string().nullable(),
+    finishedAt: z.string().nullable().describe('When it became final or failed'),
+    transactions: z.array(z.object({
+      kind: z.enum(['top_up', 'transfer']),
+      source: z.string().describe("The swept address: a top-up's recipient, a transfer's sender"),
+      from: z.string(),
+      to: z.string().describe("A transfer's: the destination"),
+      amount: z.string().describe('Decimal string: the token for a transfer, the native coin for a top-up'),
+      hash: z.string(),
+      state: sweepState,
+      blockNumber: z.string().nullable(),
+    })).describe('Each transaction sent, in the plan\'s order'),
+  })
+  .meta({ id: 'Sweep' });
+
+export const getSweepRoute = defineRoute({
+  method: 'GET',
+  url: '/v1/sweeps/:id',
+  operationId: 'getSweep',
+  summary: 'A sweep as the ledger knows it: its state and each transaction\'s (broadcast, mined, final at the rail\'s depth, failed)',
+  tags: ['Treasury'],
+  auth: 'secret',
+  params: z.object({ id: z.string().describe('swp_…') }),
+  responses: { 200: { description: 'The sweep', schema: sweepSchema } },
+  handler: async ({ deps, auth, params }) => getSweep(deps, auth, params.id),
+});
+
+export const listSweepsRoute = defineRoute({
+  method: 'GET',
+  url: '/v1/sweeps',
+  operationId: 'listSweeps',
+  summary: "The store's broadcast sweeps, newest first",
+  tags: ['Treasury'],
+  auth: 'secret',
+  query: z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20).describe('1..100, default 20') }),
+  responses: { 200: { description: 'Broadcast sweeps, newest first', schema: z.object({ data: z.array(sweepSchema) }) } },
+  handler: async ({ deps, auth, query }) => ({ data: await recentSweeps(deps, auth, query.limit) }),
+});
+
+true satisfies Same<z.infer<typeof sweepSchema>, SweepDto>;

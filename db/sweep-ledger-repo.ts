@@ -1,0 +1,142 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Environment } from '../domain/environment.js';
+
+/**
+ * The sweep ledger (migration 0038, docs/treasury.md): a broadcast plan's state and each of its
+ * transactions (a token transfer out of a source, a gas top-up into one) with its hash and state.
+ * Sweeps are never deposits or payments; the reconciler subtracts a source's mined transfers.
+ */
+export type SweepState = 'broadcast' | 'mined' | 'final' | 'failed';
+
+export interface SweepTxInsert {
+  planId: string;
+  seq: number;
+  storeId: string;
+  environment: Environment;
+  rail: string;
+  kind: 'top_up' | 'transfer';
+  sourceAddress: string;
+  from: string;
+  to: string;
+  amountMinor: bigint;
+  txHash: string;
+}
+
+/** A transaction just sent; idempotent on (plan, seq). */
+export async function recordSweepTxSent(db: CommonQueryMethods, t: SweepTxInsert): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO sweep_transactions (plan_id, seq, store_id, environment, rail, kind, source_address, from_address, to_address, amount_minor, tx_hash, state)
+    VALUES (${t.planId}, ${t.seq}, ${t.storeId}, ${t.environment}, ${t.rail}, ${t.kind}, ${t.sourceAddress}, ${t.from}, ${t.to}, ${String(t.amountMinor)}::numeric, ${t.txHash}, 'broadcast')
+    ON CONFLICT (plan_id, seq) DO NOTHING`);
+}
+
+/** Mined (a success) or failed (reverted), at its block; only from `broadcast`. */
+export async function recordSweepTxMined(db: CommonQueryMethods, planId: string, seq: number, status: 'success' | 'reverted', blockNumber: bigint): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE sweep_transactions SET state = ${status === 'success' ? 'mined' : 'failed'}, block_number = ${String(blockNumber)}::bigint, updated_at = now()
+    WHERE plan_id = ${planId} AND seq = ${seq} AND state = 'broadcast'`);
+}
+
+/** Moves a plan's state from one of `from` to `to`; true when this call moved it (so its event is written once). */
+export async function moveSweepState(db: CommonQueryMethods, planId: string, from: readonly SweepState[], to: SweepState): Promise<boolean> {
+  const done = to === 'final' || to === 'failed';
+  const row = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    UPDATE sweep_plans SET state = ${to}, finished_at = ${done ? sql.fragment`now()` : sql.fragment`finished_at`}
+    WHERE id = ${planId} AND state = ANY(${sql.array([...from], 'text')}) RETURNING id`);
+  return row !== null;
+}
+
+/** Marks final every mined transaction of the plan at or below `height`; answers how many of its transactions are not final. */
+export async function finalizeSweepTxs(db: CommonQueryMethods, planId: string, height: bigint): Promise<number> {
+  await db.query(sql.unsafe`
+    UPDATE sweep_transactions SET state = 'final', updated_at = now()
+    WHERE plan_id = ${planId} AND state = 'mined' AND block_number <= ${String(height)}::bigint`);
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM sweep_transactions WHERE plan_id = ${planId} AND state <> 'final'`);
+}
+
+const sweepRow = z.object({
+  id: z.string(),
+  store_id: z.string(),
+  environment: z.enum(['test', 'live']),
+  rail: z.string(),
+  destination: z.string(),
+  state: z.enum(['broadcast', 'mined', 'final', 'failed']).nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  broadcast_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  plan: z.any(),
+});
+export type SweepRow = z.infer<typeof sweepRow>;
+
+const txRow = z.object({
+  plan_id: z.string(),
+  seq: z.number(),
+  kind: z.enum(['top_up', 'transfer']),
+  source_address: z.string(),
+  from_address: z.string(),
+  to_address: z.string(),
+  amount_minor: z.string(),
+  tx_hash: z.string(),
+  state: z.enum(['broadcast', 'mined', 'final', 'failed']),
+  block_number: z.string().nullable(),
+});
+export type SweepTxRow = z.infer<typeof txRow>;
+
+const iso = (col: string) => sql.fragment`to_char(${sql.identifier([col])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const sweepColumns = sql.fragment`id, store_id, environment, rail, destination, state, ${iso('created_at')} AS created_at, ${iso('expires_at')} AS expires_at,
+  ${iso('broadcast_at')} AS broadcast_at, ${iso('finished_at')} AS finished_at, plan`;
+
+export async function findSweep(db: CommonQueryMethods, storeId: string, environment: Environment, id: string): Promise<SweepRow | null> {
+  return db.maybeOne(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans WHERE id = ${id} AND store_id = ${storeId} AND environment = ${environment}`);
+}
+
+/** The scope's broadcast sweeps, newest first. */
+export async function listSweeps(db: CommonQueryMethods, storeId: string, environment: Environment, limit: number): Promise<readonly SweepRow[]> {
+  return db.any(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans
+    WHERE store_id = ${storeId} AND environment = ${environment} AND broadcast_at IS NOT NULL ORDER BY broadcast_at DESC, id LIMIT ${limit}`);
+}
+
+/** Sweeps whose transactions are all mined and not yet final (the follower's work), oldest first. */
+export async function sweepsToFollow(db: CommonQueryMethods, q: { rail: string; environment: Environment; limit: number }): Promise<readonly SweepRow[]> {
+  return db.any(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans
+    WHERE state = 'mined' AND rail = ${q.rail} AND environment = ${q.environment} ORDER BY broadcast_at LIMIT ${q.limit}`);
+}
+
+export async function sweepTransactions(db: CommonQueryMethods, planIds: readonly string[]): Promise<Map<string, SweepTxRow[]>> {
+  const out = new Map<string, SweepTxRow[]>();
+  if (planIds.length === 0) return out;
+  const rows = await db.any(sql.type(txRow)`
+    SELECT plan_id, seq, kind, source_address, from_address, to_address, amount_minor::text, tx_hash, state, block_number::text
+    FROM sweep_transactions WHERE plan_id = ANY(${sql.array([...planIds], 'text')}) ORDER BY plan_id, seq`);
+  for (const r of rows) out.set(r.plan_id, [...(out.get(r.plan_id) ?? []), r]);
+  return out;
+}
+
+export interface Swept {
+  /** Token swept out of the address by transfers mined at or below the height. */
+  counted: bigint;
+  /** Whether a mined transfer out of it lies above the height. */
+  later: boolean;
+}
+
+/**
+ * What sweeps took out of each address of the rail (mined or final transfers), split at `upTo`,
+ * keyed by the lowercased address. Top-ups bring the native coin only and are not counted.
+ */
+export async function sweptFrom(
+  db: CommonQueryMethods,
+  q: { rail: string; env: Environment; addresses: readonly string[]; upTo: bigint },
+): Promise<Map<string, Swept>> {
+  if (q.addresses.length === 0) return new Map();
+  const rows = await db.any(sql.type(z.object({ address: z.string(), counted: z.string(), later: z.boolean() }))`
+    SELECT lower(source_address) AS address,
+      coalesce(sum(amount_minor) FILTER (WHERE block_number <= ${String(q.upTo)}::bigint), 0)::text AS counted,
+      bool_or(block_number > ${String(q.upTo)}::bigint) AS later
+    FROM sweep_transactions
+    WHERE kind = 'transfer' AND rail = ${q.rail} AND environment = ${q.env} AND state IN ('mined', 'final')
+      AND lower(source_address) = ANY(${sql.array(q.addresses.map((a) => a.toLowerCase()), 'text')})
+    GROUP BY lower(source_address)`);
+  return new Map(rows.map((r) => [r.address, { counted: BigInt(r.counted), later: r.later }]));
+}

@@ -1,0 +1,173 @@
+import type { DatabasePool } from 'slonik';
+import { insertEvent } from '../../db/event-repo.js';
+import {
+  findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxMined, recordSweepTxSent, sweepsToFollow, sweepTransactions,
+  type SweepRow, type SweepState, type SweepTxRow,
+} from '../../db/sweep-ledger-repo.js';
+import { AppError } from '../../domain/errors.js';
+import { formatUnits } from '../../domain/money.js';
+import { adapterOf } from '../../rails/adapters.js';
+import type { SweepLedgerHooks, SweepPlanBody } from '../../rails/payment-method.js';
+import { railFacts } from '../../rails/registry.js';
+import type { RailSettings } from '../../rails/settings.js';
+import type { Environment } from '../../domain/environment.js';
+import type { ServiceDeps } from '../deps.js';
+import type { StoreScope } from '../scope.js';
+import { parseTreasuryRail } from './balances.js';
+
+/**
+ * The sweep ledger (docs/treasury.md, "The ledger knows sweeps"): a broadcast records each signed
+ * transaction as it is sent and as it is mined; the follower (`followSweeps`, run by the worker,
+ * and by `GET /v1/sweeps/:id`) marks them final at the rail's confirmation depth. A sweep ends
+ * once, `final` with a `sweep.completed` event or `failed` with a `sweep.failed` event.
+ */
+interface PlannedTx { kind: 'top_up' | 'transfer'; from: string; to: string; value: string }
+
+export interface SweepTransactionDto {
+  kind: 'top_up' | 'transfer';
+  /** The swept address: a top-up's recipient, a transfer's sender. */
+  source: string;
+  from: string;
+  /** A transfer's: the destination. */
+  to: string;
+  /** Decimal string: the token for a transfer, the native coin for a top-up. */
+  amount: string;
+  hash: string;
+  state: SweepState;
+  blockNumber: string | null;
+}
+
+export interface SweepDto {
+  id: string;
+  rail: string;
+  destination: string;
+  /** null: planned, never broadcast. */
+  state: SweepState | null;
+  totalToken: string;
+  tokenSymbol: string;
+  createdAt: string;
+  broadcastAt: string | null;
+  finishedAt: string | null;
+  transactions: SweepTransactionDto[];
+}
+
+function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
+  const rail = parseTreasuryRail(row.rail);
+  const facts = railFacts[rail];
+  const plan = row.plan as SweepPlanBody;
+  const nativeDecimals = adapterOf(rail).treasury?.kind === 'holdings' ? (adapterOf(rail).treasury as { nativeDecimals: number }).nativeDecimals : 18;
+  return {
+    id: row.id,
+    rail: row.rail,
+    destination: row.destination,
+    state: row.state,
+    totalToken: formatUnits(plan.sources.reduce((s, x) => s + BigInt(x.amountMinor), 0n), facts.decimals),
+    tokenSymbol: facts.tokenSymbol,
+    createdAt: row.created_at,
+    broadcastAt: row.broadcast_at,
+    finishedAt: row.finished_at,
+    transactions: txs.map((t) => ({
+      kind: t.kind, source: t.source_address, from: t.from_address, to: t.to_address,
+      amount: formatUnits(BigInt(t.amount_minor), t.kind === 'transfer' ? facts.decimals : nativeDecimals),
+      hash: t.tx_hash, state: t.state, blockNumber: t.block_number,
+    })),
+  };
+}
+
+/** The hooks a broadcast of `plan` reports to: each transaction sent, then mined or reverted. */
+export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: string, rail: string, plan: SweepPlanBody, destination: string): SweepLedgerHooks {
+  const txs = plan.transactions as readonly PlannedTx[];
+  return {
+    async sent(index, hash) {
+      const t = txs[index]!;
+      const source = t.kind === 'top_up' ? t.to : t.from;
+      const amount = t.kind === 'top_up' ? BigInt(t.value) : BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
+      await recordSweepTxSent(pool, {
+        planId, seq: index, storeId: scope.storeId, environment: scope.environment, rail, kind: t.kind,
+        sourceAddress: source, from: t.from, to: t.kind === 'top_up' ? t.to : destination, amountMinor: amount, txHash: hash,
+      });
+    },
+    async mined(index, status, blockNumber) {
+      await recordSweepTxMined(pool, planId, index, status, blockNumber);
+    },
+  };
+}
+
+/**
+ * After a broadcast returned (or threw): every transaction mined is `mined`, and the follower takes
+ * it to `final`; a reverted transaction or a broadcast cut short is `failed`, with its event.
+ */
+export async function settleBroadcast(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, planId: string, outcome: 'mined' | 'failed'): Promise<void> {
+  if (outcome === 'mined') {
+    await moveSweepState(deps.pool, planId, ['broadcast'], 'mined');
+    await followSweep(deps, scope, planId);
+  } else {
+    await finish(deps.pool, scope, planId, ['broadcast', 'mined'], 'failed');
+  }
+}
+
+/** Ends a sweep once, with its event in the same transaction; answers the event's id, or null when it had ended already. */
+async function finish(pool: DatabasePool, scope: StoreScope, planId: string, from: readonly SweepState[], to: 'final' | 'failed'): Promise<string | null> {
+  return pool.transaction(async (tx) => {
+    if (!(await moveSweepState(tx, planId, from, to))) return null;
+    const row = (await findSweep(tx, scope.storeId, scope.environment, planId))!;
+    const txs = (await sweepTransactions(tx, [planId])).get(planId) ?? [];
+    const type = to === 'final' ? 'sweep.completed' : 'sweep.failed';
+    return (await insertEvent(tx, { storeId: scope.storeId, environment: scope.environment, type, dedupeKey: `${type}:${planId}`, createdAt: new Date().toISOString(), data: sweepDto(row, txs) })).id;
+  });
+}
+
+/**
+ * Takes one mined sweep towards `final`: its transactions at or below the rail's finalized height
+ * become final, and once all are, the sweep is (its `sweep.completed` event written once).
+ * Idempotent; a chain that does not answer leaves it as it was.
+ */
+async function followOne(pool: DatabasePool, rails: RailSettings, row: SweepRow, heights: Map<string, bigint | null>): Promise<string | null> {
+  const rail = parseTreasuryRail(row.rail);
+  const key = `${row.rail}:${row.environment}`;
+  if (!heights.has(key)) heights.set(key, (await adapterOf(rail).sweepFinalizedHeight?.(rails, rail, row.environment)) ?? null);
+  const height = heights.get(key);
+  if (height === null || height === undefined) return null;
+  const left = await finalizeSweepTxs(pool, row.id, height);
+  return left === 0 ? finish(pool, { storeId: row.store_id, environment: row.environment }, row.id, ['mined'], 'final') : null;
+}
+
+export async function followSweep(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, planId: string): Promise<void> {
+  const row = await findSweep(deps.pool, scope.storeId, scope.environment, planId);
+  if (row?.state === 'mined') await followOne(deps.pool, deps.config.rails, row, new Map());
+}
+
+/**
+ * Every mined sweep of the rail in the environment, taken towards final: the chain watcher's tick
+ * runs it (activities/chains), off the request path. Each sweep that ended has its event handed to
+ * `dispatchEvent` (the outbox sweeper covers a failure). Answers how many are still followed.
+ */
+export async function followSweeps(
+  deps: Pick<ServiceDeps, 'pool'> & { rails: RailSettings; dispatchEvent?: (eventId: string) => Promise<unknown> },
+  rail: string,
+  environment: Environment,
+  limit = 200,
+): Promise<number> {
+  const rows = await sweepsToFollow(deps.pool, { rail, environment, limit });
+  const heights = new Map<string, bigint | null>();
+  for (const row of rows) {
+    const eventId = await followOne(deps.pool, deps.rails, row, heights);
+    if (eventId) await deps.dispatchEvent?.(eventId).catch(() => undefined);
+  }
+  return (await sweepsToFollow(deps.pool, { rail, environment, limit })).length;
+}
+
+/** `GET /v1/sweeps/:id`: the plan's ledger state and per-transaction state (followed first, so it is current). */
+export async function getSweep(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, id: string): Promise<SweepDto> {
+  await followSweep(deps, scope, id);
+  const row = await findSweep(deps.pool, scope.storeId, scope.environment, id);
+  if (!row) throw new AppError('not_found', 'No such sweep.');
+  return sweepDto(row, (await sweepTransactions(deps.pool, [id])).get(id) ?? []);
+}
+
+/** The scope's broadcast sweeps, newest first (the API and the dashboard). */
+export async function recentSweeps(deps: Pick<ServiceDeps, 'pool'>, scope: StoreScope, limit: number): Promise<SweepDto[]> {
+  const rows = await listSweeps(deps.pool, scope.storeId, scope.environment, limit);
+  const txs = await sweepTransactions(deps.pool, rows.map((r) => r.id));
+  return rows.map((r) => sweepDto(r, txs.get(r.id) ?? []));
+}
