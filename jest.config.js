@@ -10,6 +10,8 @@ export default {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/', '<rootDir>/test/chaos/'], // `npm run test:cluster` and `npm run test:chaos` run those
   globalSetup: '<rootDir>/test/helpers/global-setup.mjs',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.mjs',
-  testTimeout: 60_000,
+  // Hooks start whole stacks (PostgreSQL database, workers, API); on a 2-core machine shared with other
+  // builds a start took over 60 s. No test waits on time for a result: a longer limit only spares a busy host.
+  testTimeout: 120_000,
   maxWorkers: 3,
 };
