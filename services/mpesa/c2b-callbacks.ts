@@ -112,7 +112,7 @@ async function suspicious(deps: C2bDeps, owner: C2bTokenOwner, kind: 'altered' |
 }
 
 /** Tells the link's workflow a payment names it; the hint carries the payment's key and nothing else. */
-async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+export async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
   const key = c2bPaymentKey(row.shortcode, row.trans_id);
   let delivered: boolean;
   try {
@@ -141,7 +141,7 @@ async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
  * The `mobile_money.unallocated` event (once per payment: its dedupe key), with the payment as the
  * API lists it. Written to the outbox; the outbox sweeper delivers it (within about a minute).
  */
-async function announceUnallocated(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+export async function announceUnallocated(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
   await insertEvent(deps.pool, {
     storeId: row.store_id,
     environment: row.environment,
