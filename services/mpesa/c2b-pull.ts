@@ -200,3 +200,9 @@ function asPost(record: PulledRecord, shortcode: string): C2bPost {
   };
 }
 
+
+/**
+ * Where Safaricom may send notices about the Pull registration. Nothing is served there: the
+ * queries are all the backfill needs (a 404 answers any notice).
+ */
+export const pullNoticePath = '/v1/callbacks/c2b/pull-notices';
