@@ -95,8 +95,10 @@ export function queryPull(
   if (start.getTime() < now.getTime() - pullReachMs) return refusal(400, '400.002.02', 'Bad Request - StartDate is beyond the 48 hours Pull Transactions reaches');
   const offset = Number(b.OffSetValue ?? 0);
   if (!Number.isInteger(offset) || offset < 0) return refusal(400, '400.002.02', 'Bad Request - Invalid OffSetValue');
+  // Dates have whole seconds: a payment is within the window by its second, as M-Pesa lists it.
+  const second = (p: C2bPayment) => Math.floor(p.paidAtMs / 1000) * 1000;
   const within = payments
-    .filter((p) => p.shortCode === shortCode && p.outcome === 'completed' && p.paidAtMs >= start.getTime() && p.paidAtMs <= end.getTime() && p.paidAtMs >= now.getTime() - pullReachMs)
+    .filter((p) => p.shortCode === shortCode && p.outcome === 'completed' && second(p) >= start.getTime() && second(p) <= end.getTime() && p.paidAtMs >= now.getTime() - pullReachMs)
     .sort((x, y) => x.paidAtMs - y.paidAtMs);
   const page = within.slice(offset, offset + pageSize).map((p) => pulledRecord(p, `Shortcode ${shortCode}`));
   return { status: 200, body: { ResponseRefID: `${randomBytes(4).toString('hex')}-${newRequestId()}`, ResponseCode: '1000', ResponseMessage: 'Success', Response: [page] } };
