@@ -10,6 +10,11 @@ import { ensureMpesaPullWorkflow, targetOf } from '../../temporal-client/index.j
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoPayPaybill } from '../../demo/pay.js';
+import { writeDemoState } from '../../demo/state.js';
 
 /**
  * Backfill by Pull Transactions, on real parts: the Daraja emulator (which lists every C2B payment
@@ -27,7 +32,8 @@ const nextPhone = () => `2547${String(++phoneSeq).padStart(8, '0')}`;
 
 beforeAll(async () => {
   // Two records a page: every pull below reads several pages.
-  daraja = await startDarajaEmulator({ merchants: [merchant], deliverVia: (u) => new URL(u.pathname, stack.baseUrl), pullPageSize: 2 });
+  // The demo's app too (npm run demo:pay -- --paybill authenticates as it).
+  daraja = await startDarajaEmulator({ merchants: [merchant, sandboxPaybill('demo')], deliverVia: (u) => new URL(u.pathname, stack.baseUrl), pullPageSize: 2 });
   stack = await startStack({ MPESA_SANDBOX_URL: daraja.url, ENCRYPTION_KEY: formatKeyEntry(generateKey()), MPESA_QUERY_AFTER_SECONDS: '1' });
   store = await stack.createStore('Pull');
   key = store.keys.test.secretKey;
@@ -206,6 +212,23 @@ describe('the scheduled pull', () => {
       expect(history).not.toContain(dropped.transId);
     } finally {
       await stack.temporal.workflow.getHandle(mpesaPullWorkflowId(stack.config.temporal.taskQueuePrefix)).terminate('test over');
+    }
+  });
+});
+
+describe('the demo', () => {
+  it('npm run demo:pay -- --paybill pays a link from the M-Pesa menu with its account reference', async () => {
+    await connect();
+    const link = await newLink(42);
+    const dataDir = await mkdtemp(join(tmpdir(), 'malipo-demo-'));
+    try {
+      await writeDemoState(dataDir, { testKeys: store.keys.test, apiUrl: stack.baseUrl, darajaUrl: daraja.url });
+      await demoPayPaybill(link.id, { dataDir });
+      const paid = daraja.c2bPayments.at(-1)!;
+      expect(paid).toMatchObject({ billRef: link.mobileMoneyAccountRef, amount: '42.00', outcome: 'completed' });
+      expect(await getLink(link.id)).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'MOBILE_MONEY', externalId: paid.transId });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
