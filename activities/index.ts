@@ -3,6 +3,7 @@ import { createChainActivities } from './chains/index.js';
 import { createLinkActivities } from './links/index.js';
 import { createMobileMoneyActivities } from './mpesa/index.js';
 import { createReconciliationActivities } from './reconciliation/index.js';
+import { createMpesaPullActivities } from './mpesa-pull/index.js';
 import { createSystemActivities } from './system/index.js';
 import { createWebhookActivities } from './webhooks/index.js';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createMobileMoneyActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createMpesaPullActivities(deps),
   };
 }
 

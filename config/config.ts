@@ -83,6 +83,7 @@ const envSchema = z.object({
   READY_CHAIN_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(), // GET /ready: longest time a watcher may go without reading its chain; default 10 poll intervals, at least 60 s (docs/operations.md)
   READY_CHAIN_LAG_BLOCKS: z.coerce.number().int().min(1).max(100_000_000).optional(), // GET /ready: most blocks a watcher may trail the head; default per chain (docs/operations.md)
   RECONCILE_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(10), // pause between reconciler runs (docs/reconciliation.md); 0: no reconciler
+  MPESA_PULL_EVERY_MINUTES: z.coerce.number().min(0).max(1440).default(15), // pause between M-Pesa Pull Transactions runs (docs/mobile-money.md, Backfill); 0: none
   TREASURY_DESTINATION_DELAY_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400), // a new sweep destination is usable after this (docs/treasury.md)
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(), // GET /metrics answers `Authorization: Bearer <this>`; unset → 404 (docs/operations.md)
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(), // a worker process serves GET /metrics on this port (on HOST); unset → none
@@ -173,6 +174,8 @@ export interface Config {
   readonly readyChain: { readonly staleSeconds: number | undefined; readonly lagBlocks: number | undefined };
   /** Minutes between reconciler runs; 0 turns the reconciler off (docs/reconciliation.md). */
   readonly reconcileEveryMinutes: number;
+  /** Minutes between scheduled M-Pesa pulls; 0 turns them off (docs/mobile-money.md, "Backfill"). */
+  readonly mpesaPullEveryMinutes: number;
   /** Seconds before a new sweep destination is usable (TREASURY_DESTINATION_DELAY_SECONDS, default 24 h; docs/treasury.md). */
   readonly treasuryDestinationDelaySeconds: number;
   /** METRICS_TOKEN: the bearer token of the API's GET /metrics; undefined turns the route off (404). */
@@ -283,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainPollMs: e.CHAIN_POLL_MS,
     readyChain: Object.freeze({ staleSeconds: e.READY_CHAIN_STALE_SECONDS, lagBlocks: e.READY_CHAIN_LAG_BLOCKS }),
     reconcileEveryMinutes: e.RECONCILE_EVERY_MINUTES,
+    mpesaPullEveryMinutes: e.MPESA_PULL_EVERY_MINUTES,
     treasuryDestinationDelaySeconds: e.TREASURY_DESTINATION_DELAY_SECONDS,
     metricsToken: e.METRICS_TOKEN || undefined,
     workerMetricsPort: e.WORKER_METRICS_PORT,

@@ -125,7 +125,7 @@ export async function setC2bState(db: CommonQueryMethods, id: string, state: C2b
 
 export async function recordSuspiciousC2bPost(
   db: CommonQueryMethods,
-  p: { storeId: string | null; environment: Environment | null; kind: 'unknown_token' | 'altered' | 'malformed'; transId: string | null; reason: string; body: unknown },
+  p: { storeId: string | null; environment: Environment | null; kind: 'unknown_token' | 'altered' | 'malformed' | 'pull_mismatch'; transId: string | null; reason: string; body: unknown },
 ): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO mpesa_c2b_suspicious_posts (store_id, environment, kind, trans_id, reason, body)

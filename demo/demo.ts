@@ -166,7 +166,7 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
         await pool.end();
       }
     }
-    Object.assign(state, { apiUrl, anvilUrl: chain.url, tokens: chain.tokens, payer: chain.payer });
+    Object.assign(state, { apiUrl, anvilUrl: chain.url, tokens: chain.tokens, payer: chain.payer, darajaUrl: daraja.url });
     await writeDemoState(dataDir, state);
     const key = state.testKeys!.secretKey;
     const client = state.clientId!;

@@ -14,6 +14,8 @@ export interface DemoState {
   /** The demo store owner's dashboard account (a local demo password, printed at every start). */
   dashboard?: { email: string; password: string };
   apiUrl?: string;
+  /** The Daraja emulator (for `npm run demo:pay -- --paybill`). */
+  darajaUrl?: string;
   anvilUrl?: string;
   /** Token contract per EVM rail on the local chain. */
   tokens?: Partial<Record<'USDT_BSC' | 'USDT_ETH' | 'USDT_POLYGON', string>>;

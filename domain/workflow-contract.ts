@@ -128,6 +128,15 @@ export const sweeperWorkflowId = (prefix: string): string => (prefix ? `webhook-
 /** The independent reconciler: one per deployment (task-queue prefix), docs/reconciliation.md. */
 export const reconcilerWorkflowId = (prefix: string): string => (prefix ? `reconciler/${prefix}` : 'reconciler');
 
+/** The scheduled M-Pesa pull (workflows/mpesa-pull.ts). */
+export interface MpesaPullInput {
+  /** The pause between the end of one run and the start of the next (MPESA_PULL_EVERY_MINUTES). */
+  everyMs: number;
+  /** Runs before continue-as-new (default 100; tests set it low). */
+  runsPerRun?: number;
+}
+export const mpesaPullWorkflowId = (prefix: string): string => (prefix ? `mpesa-pull/${prefix}` : 'mpesa-pull');
+
 export interface ReconcilerInput {
   /** The pause between the end of one run and the start of the next (RECONCILE_EVERY_MINUTES). */
   everyMs: number;
@@ -167,5 +176,6 @@ export const workflowTypes = {
   webhookDelivery: 'webhookDelivery',
   webhookOutboxSweeper: 'webhookOutboxSweeper',
   reconciler: 'reconciler',
+  mpesaPull: 'mpesaPull',
   systemCheck: 'systemCheck',
 } as const;

@@ -14,7 +14,7 @@ import { ensureWatchersForOpenWork } from '../services/chains/watchers.js';
 import { checkChainIds } from '../rails/evm/chain-id-check.js';
 import { backfillLegacyDerivedAddresses, fillIncompleteGaps } from '../services/wallets/derived-addresses.js';
 import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
-import { ensureReconciler } from '../services/reconciliation/scheduler.js';
+import { ensureMpesaPull, ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
 import { clientInterceptors } from '../temporal-client/correlation.js';
 import { countUnstartedLinks, createMetricsRegistry, serveMetrics } from './metrics.js';
@@ -159,6 +159,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
       void retryForAMinute(() => ensureWatchersForOpenWork(pool, temporal, config), logger, 'could not check the chain watchers at start');
       void retryForAMinute(() => ensureWebhookSweeper({ temporal, config }), logger, 'could not start the webhook outbox sweeper');
       void retryForAMinute(() => ensureReconciler({ temporal, config }), logger, 'could not start the reconciler');
+      void retryForAMinute(() => ensureMpesaPull({ temporal, config }), logger, 'could not start the scheduled M-Pesa pull');
       runPromise.catch((err) => logger.fatal({ err }, 'worker failed'));
       stops.push(() => workers!.shutdown());
     }

@@ -30,6 +30,8 @@ export interface ServiceSettings extends KeyringSettings {
   readonly readyChain: { readonly staleSeconds: number | undefined; readonly lagBlocks: number | undefined };
   /** Minutes between reconciler runs; 0: no reconciler. */
   readonly reconcileEveryMinutes: number;
+  /** Minutes between scheduled M-Pesa pulls; 0: none. */
+  readonly mpesaPullEveryMinutes: number;
   /** Seconds before a new sweep destination is usable (24 h by default; docs/treasury.md). */
   readonly treasuryDestinationDelaySeconds: number;
   readonly rails: RailSettings;

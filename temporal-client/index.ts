@@ -5,6 +5,6 @@
  * import this module (they share only domain/workflow-contract.ts with it).
  */
 export { queueOf, targetOf, type TemporalTarget } from './target.js';
-export { ensureChainWatcher, ensureOutboxSweeper, ensureReconcilerWorkflow, runManualDelivery, startDelivery, startPaymentRequest } from './starts.js';
+export { ensureChainWatcher, ensureOutboxSweeper, ensureMpesaPullWorkflow, ensureReconcilerWorkflow, runManualDelivery, startDelivery, startPaymentRequest } from './starts.js';
 export { cancelPaymentLink, promptMobileMoney, simulateLinkPayment, tellDeposit, tellMobileMoneyCallback } from './link-messages.js';
 export { updateFailureToAppError, type LinkUpdate } from './update-failures.js';

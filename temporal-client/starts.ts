@@ -6,12 +6,14 @@ import {
   chainWatcherWorkflowId,
   deliveryWorkflowId,
   reconcilerWorkflowId,
+  mpesaPullWorkflowId,
   requestWorkflowId,
   sweeperWorkflowId,
   workflowTypes,
   type ChainWatcherInput,
   type PaymentLinkInput,
   type ReconcilerInput,
+  type MpesaPullInput,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from '../domain/workflow-contract.js';
@@ -114,6 +116,16 @@ export async function ensureOutboxSweeper(target: TemporalTarget, intervalMs: nu
     workflowId: sweeperWorkflowId(target.taskQueuePrefix),
     taskQueue: queueOf(target, 'webhooks'),
     args: [{ intervalMs }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+/** Starts the scheduled M-Pesa pull unless it runs already. Safe to call from every worker process at boot. */
+export async function ensureMpesaPullWorkflow(target: TemporalTarget, everyMs: number): Promise<void> {
+  await target.client.workflow.start(workflowTypes.mpesaPull, {
+    workflowId: mpesaPullWorkflowId(target.taskQueuePrefix),
+    taskQueue: queueOf(target, 'payments'),
+    args: [{ everyMs }] satisfies [MpesaPullInput],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }

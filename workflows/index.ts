@@ -5,4 +5,5 @@ export { webhookDelivery } from './webhook-delivery.js';
 export { webhookOutboxSweeper } from './webhook-outbox-sweeper.js';
 export { chainWatcher } from './chain-watcher.js';
 export { reconciler } from './reconciler.js';
+export { mpesaPull } from './mpesa-pull.js';
 export { paymentLink as invoice } from './payment-link.js';

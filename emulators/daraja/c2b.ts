@@ -36,8 +36,10 @@ export interface C2bPayment {
   outcome: 'completed' | 'refused';
   validation: { status: number | null; body: unknown } | null;
   deliveries: { status: number | null; body?: unknown }[];
-  /** The confirmation body as M-Pesa posts it (also what Pull Transactions would return). */
+  /** The confirmation body as M-Pesa posts it (Pull Transactions lists the same payment). */
   confirmation: Record<string, string>;
+  /** When M-Pesa completed it (ms since the epoch): what Pull Transactions' dates select on. */
+  paidAtMs: number;
 }
 
 const forbidden = ['mpesa', 'm-pesa', 'safaricom', 'exe', 'cmd', 'sql', 'query'];

@@ -8,11 +8,13 @@ import {
 import { handleControl } from './control.js';
 import { DarajaState, newRequestId, type DarajaFailure, type EmulatorMerchant, type PhoneScript, type Prompt } from './state.js';
 import { c2bBody, postTo, registerUrl, simulateProblem, type C2bPayment, type C2bRegistration, type C2bScript, type SimulateInput } from './c2b.js';
+import { queryPull, registerPull, type PullRegistration } from './pull.js';
 import { errorBody, oauthBody, pushAcceptedBody, queryPendingBody, queryResultBody, type CallbackResult } from './templates.js';
 
 export type { EmulatorMerchant, PhoneScript, Prompt } from './state.js';
 export type { CallbackResult } from './templates.js';
 export type { C2bPayment, C2bRegistration, C2bScript, SimulateInput } from './c2b.js';
+export type { PullRegistration } from './pull.js';
 
 export interface DarajaEmulatorOptions {
   merchants: EmulatorMerchant[];
@@ -30,6 +32,8 @@ export interface DarajaEmulatorOptions {
   c2bV2?: boolean;
   /** Shortcodes whose external validation Safaricom has not enabled: no validation post is made. */
   c2bWithoutValidation?: string[];
+  /** Records per Pull Transactions query page (Daraja's is larger; tests page with small ones). */
+  pullPageSize?: number;
 }
 
 export interface DarajaEmulator {
@@ -59,8 +63,10 @@ export interface DarajaEmulator {
    * A customer pays from the M-Pesa menu (what Simulate starts): validation, then confirmation
    * posts to the registered URLs as scripted. Resolves once they were delivered.
    */
-  c2bPay(input: SimulateInput & { transId?: string }): Promise<C2bPayment>;
+  c2bPay(input: SimulateInput & { transId?: string; paidAt?: Date }): Promise<C2bPayment>;
   c2bPayments: C2bPayment[];
+  /** Shortcodes registered for Pull Transactions. */
+  pullRegistrations: Map<string, PullRegistration>;
   close(): Promise<void>;
 }
 
@@ -91,11 +97,14 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
   let c2bScript: C2bScript = { confirmation: 'once' };
   const via = (url: string) => (opts.deliverVia ? opts.deliverVia(new URL(url)) : new URL(url));
 
-  const c2bPay = async (input: SimulateInput & { transId?: string }): Promise<C2bPayment> => {
-    const body = c2bBody(input, now(), input.transId);
+  const pullRegistrations = new Map<string, PullRegistration>();
+  const c2bPay = async (input: SimulateInput & { transId?: string; paidAt?: Date }): Promise<C2bPayment> => {
+    const paidAt = input.paidAt ?? now();
+    const body = c2bBody(input, paidAt, input.transId);
     const payment: C2bPayment = {
       transId: body.TransID!, shortCode: String(input.ShortCode), commandId: input.CommandID, amount: body.TransAmount!,
       msisdn: String(input.Msisdn), billRef: body.BillRefNumber!, outcome: 'completed', validation: null, deliveries: [], confirmation: body,
+      paidAtMs: paidAt.getTime(),
     };
     c2bPayments.push(payment);
     const registration = c2bRegistrations.get(payment.shortCode);
@@ -214,7 +223,8 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const raw = await readBody(req);
     if (url.pathname.startsWith('/_emulator/')) return handleControl(url, req.method ?? '', raw, res, { state, complete });
-    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query', '/mpesa/c2b/v1/registerurl', '/mpesa/c2b/v1/simulate', '/mpesa/qrcode/v1/generate'];
+    const operator = ['/oauth/v1/generate', '/mpesa/stkpush/v1/processrequest', '/mpesa/stkpushquery/v1/query', '/mpesa/c2b/v1/registerurl', '/mpesa/c2b/v1/simulate', '/mpesa/qrcode/v1/generate',
+      '/pulltransactions/v1/register', '/pulltransactions/v1/query'];
     if (opts.c2bV2 !== false) operator.push('/mpesa/c2b/v2/registerurl');
     if (!operator.includes(url.pathname)) return refuse(res, { status: 404, errorCode: '404.001.01', errorMessage: 'Resource not found' });
     const at = state.failures.findIndex((f) => f.path === undefined || f.path === url.pathname);
@@ -230,6 +240,14 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     if (!body) return refuse(res, { status: 400, errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid BusinessShortCode' });
     if (failure === 'lose_answer') loseAnswer(req, res);
     if (url.pathname.startsWith('/mpesa/c2b/')) return c2b(res, url.pathname, body);
+    if (url.pathname === '/pulltransactions/v1/register') {
+      const answer = registerPull(opts.merchants, pullRegistrations, body);
+      return send(res, answer.status, answer.body);
+    }
+    if (url.pathname === '/pulltransactions/v1/query') {
+      const answer = queryPull(pullRegistrations, c2bPayments, body, now(), opts.pullPageSize ?? 1000);
+      return send(res, answer.status, answer.body);
+    }
     if (url.pathname === '/mpesa/qrcode/v1/generate') {
       const answer = await generateDynamicQr(body, newRequestId());
       return send(res, answer.status, answer.body);
@@ -245,6 +263,7 @@ export async function startDarajaEmulator(opts: DarajaEmulatorOptions): Promise<
     requests,
     c2bRegistrations,
     c2bPayments,
+    pullRegistrations,
     c2bScript: (script) => void (c2bScript = script),
     c2bPay,
     script: (phone, s) => void state.scripts.set(phone, { ...state.script(phone), ...s }),

@@ -141,7 +141,7 @@ export async function signalLink(deps: C2bDeps, row: C2bPaymentRow): Promise<voi
  * The `mobile_money.unallocated` event (once per payment: its dedupe key), with the payment as the
  * API lists it. Written to the outbox; the outbox sweeper delivers it (within about a minute).
  */
-async function announceUnallocated(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
+export async function announceUnallocated(deps: C2bDeps, row: C2bPaymentRow): Promise<void> {
   await insertEvent(deps.pool, {
     storeId: row.store_id,
     environment: row.environment,

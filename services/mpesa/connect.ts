@@ -10,6 +10,7 @@ import { secretsKeyring } from '../keyring.js';
 import type { ServiceSettings } from '../settings.js';
 import { credentialField } from '../../rails/mpesa/merchant-session.js';
 import { validateCredentials } from '../../rails/mpesa/validate-credentials.js';
+import { pullNoticePath, registerPullTransactions } from './c2b-pull.js';
 import { registerC2bUrls, type C2bRegistrationResult } from './c2b-register.js';
 
 export interface ConnectInput {
@@ -24,6 +25,8 @@ export interface ConnectInput {
   c2bSettlesAlone?: boolean;
   /** Whether validation accepts paybill payments whose reference matches no open link (default false). */
   c2bUnallocatedAllowed?: boolean;
+  /** Registers the shortcode for Pull Transactions with this nominated number (docs/mobile-money.md, "Backfill"). */
+  c2bPullNominatedNumber?: string;
 }
 
 export interface ConnectDeps {
@@ -42,7 +45,10 @@ export async function connectMobileMoney(
   deps: ConnectDeps,
   who: { storeId: string; environment: Environment },
   input: ConnectInput,
-): Promise<{ ok: true; shortcode: string; environment: DarajaEnvironment; c2bRegistration: C2bRegistrationResult }> {
+): Promise<{
+  ok: true; shortcode: string; environment: DarajaEnvironment; c2bRegistration: C2bRegistrationResult;
+  pullRegistration: { registered: boolean; error: string | null } | null;
+}> {
   const merchant = merchantOf(input);
   checkEnvironment(who.environment, input.environment);
   const keyring = await secretsKeyring(deps.config, who.environment);
@@ -82,7 +88,13 @@ export async function connectMobileMoney(
     who,
     { baseUrl, oauthToken: result.token.token, merchant, policy: { c2bSettlesAlone: input.c2bSettlesAlone, c2bUnallocatedAllowed: input.c2bUnallocatedAllowed } },
   );
-  return { ok: true, shortcode: merchant.shortcode, environment: input.environment, c2bRegistration };
+  // Pull Transactions, where the merchant asked for it (only once the C2B URLs are registered: payments are stored under their shortcode).
+  const pullRegistration = input.c2bPullNominatedNumber && c2bRegistration.registered
+    ? await registerPullTransactions(deps, who, {
+      shortcode: merchant.shortcode, nominatedNumber: input.c2bPullNominatedNumber, callbackUrl: `${deps.config.publicBaseUrl}${pullNoticePath}`,
+    })
+    : null;
+  return { ok: true, shortcode: merchant.shortcode, environment: input.environment, c2bRegistration, pullRegistration };
 }
 
 function merchantOf(input: ConnectInput): MpesaMerchant {

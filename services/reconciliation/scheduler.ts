@@ -1,4 +1,4 @@
-import { ensureReconcilerWorkflow, targetOf } from '../../temporal-client/index.js';
+import { ensureMpesaPullWorkflow, ensureReconcilerWorkflow, targetOf } from '../../temporal-client/index.js';
 import type { ServiceDeps } from '../deps.js';
 
 /**
@@ -9,4 +9,11 @@ export async function ensureReconciler(deps: Pick<ServiceDeps, 'temporal' | 'con
   const minutes = deps.config.reconcileEveryMinutes;
   if (!deps.config.chainWatchers || minutes <= 0) return;
   await ensureReconcilerWorkflow(targetOf(deps), Math.round(minutes * 60_000));
+}
+
+/** Starts the scheduled M-Pesa pull (docs/mobile-money.md, "Backfill") unless it runs already; MPESA_PULL_EVERY_MINUTES=0 runs none. */
+export async function ensureMpesaPull(deps: Pick<ServiceDeps, 'temporal' | 'config'>): Promise<void> {
+  const minutes = deps.config.mpesaPullEveryMinutes;
+  if (minutes <= 0) return;
+  await ensureMpesaPullWorkflow(targetOf(deps), Math.round(minutes * 60_000));
 }

@@ -61,7 +61,7 @@ describe('POST /v1/merchant/clients/:clientId/mobile-money/connect', () => {
     const before = operatorCalls().length;
     const res = await connect(store, paybillBody());
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ok: true, shortcode: '174379', environment: 'sandbox', c2bRegistration: { registered: true, apiVersion: 'v2', error: null } });
+    expect(res.body).toEqual({ ok: true, shortcode: '174379', environment: 'sandbox', c2bRegistration: { registered: true, apiVersion: 'v2', error: null }, pullRegistration: null });
     // One token and one status query about a transaction that cannot exist: no prompt, no payment.
     // Then the C2B URLs are registered (paybill payments from the M-Pesa menu).
     expect(operatorCalls().slice(before).map((r) => `${r.path} ${r.status}`)).toEqual([
@@ -137,6 +137,7 @@ describe('POST /v1/merchant/clients/:clientId/mobile-money/connect', () => {
     expect(res.body).toEqual({
       ok: true, shortcode: '888880', environment: 'live',
       c2bRegistration: { registered: false, apiVersion: null, error: { type: 'upstream_error', code: 'c2b_registration_failed', message: 'Daraja requires https C2B URLs in production; PUBLIC_BASE_URL is not https.', param: 'shortcode' } },
+      pullRegistration: null,
     });
     expect(await rawConnection(s.clientId, 'test')).toBeNull();
     const noKey = loadConfig({ ...configEnv(), ENCRYPTION_KEY: '' });
@@ -157,7 +158,7 @@ describe('POST /v1/merchant/clients/:clientId/mobile-money/connect', () => {
     expect(await rawConnection(s.clientId)).toMatchObject({ shortcode: '174379', shortcode_type: 'paybill' });
     const tokenBefore = (await findToken(stack.pool, s.clientId, 'test'))!.tokenEnc;
     const res = await connect(s, tillBody);
-    expect(res.body).toEqual({ ok: true, shortcode: '600101', environment: 'sandbox', c2bRegistration: { registered: true, apiVersion: 'v2', error: null } });
+    expect(res.body).toEqual({ ok: true, shortcode: '600101', environment: 'sandbox', c2bRegistration: { registered: true, apiVersion: 'v2', error: null }, pullRegistration: null });
     expect(await rawConnection(s.clientId)).toMatchObject({ shortcode: '600101', shortcode_type: 'till', store_number: '600100' });
     const creds = decryptConnection(await keyringFor(stack.config, 'test'), (await findConnection(stack.pool, s.clientId, 'test'))!);
     expect(creds.consumerKey).toBe(till.consumerKey);

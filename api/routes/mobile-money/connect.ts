@@ -34,6 +34,11 @@ export const connectMobileMoneyRoute = defineRoute({
       .boolean()
       .optional()
       .describe('Whether validation accepts a paybill payment whose account number matches no open link (kept as unallocated). Default false: M-Pesa refuses it and the customer keeps the money'),
+    c2bPullNominatedNumber: z
+      .string()
+      .regex(/^2547\d{8}$|^2541\d{8}$/)
+      .optional()
+      .describe('Registers the shortcode for Pull Transactions with this nominated Safaricom number (2547XXXXXXXX) of the business: payments whose confirmation never arrived are then found by a scheduled pull, and confirmations wait for it where c2bSettlesAlone is false (docs/mobile-money.md, "Backfill")'),
   }),
   responses: {
     200: {
@@ -51,6 +56,10 @@ export const connectMobileMoneyRoute = defineRoute({
               .nullable(),
           })
           .describe('Registration of the confirmation and validation URLs with Daraja (C2B Register URL). A refusal does not undo the connection: prompts work; paybill payments from the menu are not matched until a connect registers them'),
+        pullRegistration: z
+          .object({ registered: z.boolean(), error: z.string().nullable() })
+          .nullable()
+          .describe('Registration for Pull Transactions, when c2bPullNominatedNumber was given (null otherwise). A refusal does not undo the connection'),
       }),
     },
   },
