@@ -1,5 +1,6 @@
 import type { C2bDeps } from '../services/mpesa/c2b-callbacks.js';
 import { tellUntoldC2bPayments } from '../services/mpesa/c2b-handoff.js';
+import { runPeriodicPass } from './periodic-pass.js';
 
 /** How often a worker looks for C2B confirmations whose link was never told. */
 export const c2bHandoffIntervalMs = 5_000;
@@ -10,26 +11,12 @@ export const c2bHandoffIntervalMs = 5_000;
  * time; a failed pass is logged and retried.
  */
 export function runC2bHandoff(deps: C2bDeps, intervalMs = c2bHandoffIntervalMs): { stop(): Promise<void> } {
-  let stopped = false;
-  let pass: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const tick = () => {
-    pass = (async () => {
-      try {
-        const { told } = await tellUntoldC2bPayments(deps);
-        if (told > 0) deps.logger?.info({ told }, 'told links of M-Pesa C2B confirmations stored but not yet counted');
-      } catch (err) {
-        deps.logger?.warn({ err }, 'could not look for untold M-Pesa C2B confirmations; trying again');
-      }
-      if (!stopped) timer = setTimeout(tick, intervalMs);
-    })();
-  };
-  timer = setTimeout(tick, intervalMs);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await pass;
+  return runPeriodicPass(
+    intervalMs,
+    async () => {
+      const { told } = await tellUntoldC2bPayments(deps);
+      if (told > 0) deps.logger?.info({ told }, 'told links of M-Pesa C2B confirmations stored but not yet counted');
     },
-  };
+    (err) => deps.logger?.warn({ err }, 'could not look for untold M-Pesa C2B confirmations; trying again'),
+  );
 }

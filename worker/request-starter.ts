@@ -1,4 +1,5 @@
 import { startPendingRequests, type StarterDeps } from '../services/payment-links/payment-requests.js';
+import { runPeriodicPass } from './periodic-pass.js';
 
 /** How often a worker looks for links and invoices whose workflow is not started yet. */
 export const starterIntervalMs = 1_000;
@@ -11,30 +12,16 @@ export const starterIntervalMs = 1_000;
  * precisely when Temporal does not. One pass at a time; a failed pass is logged and retried.
  */
 export function runRequestStarter(deps: StarterDeps): { stop(): Promise<void> } {
-  let stopped = false;
-  let pass: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const tick = () => {
-    pass = (async () => {
-      try {
-        // Drain a backlog in batches without waiting a second between them.
-        for (;;) {
-          const { started, failed } = await startPendingRequests(deps);
-          if (started > 0) deps.logger?.info({ started }, 'started the workflows of links made while Temporal was away');
-          if (stopped || failed > 0 || started === 0) break;
-        }
-      } catch (err) {
-        deps.logger?.warn({ err }, 'could not look for links whose workflow is not started; trying again');
+  return runPeriodicPass(
+    starterIntervalMs,
+    async (isStopped) => {
+      // Drain a backlog in batches without waiting a second between them.
+      for (;;) {
+        const { started, failed } = await startPendingRequests(deps);
+        if (started > 0) deps.logger?.info({ started }, 'started the workflows of links made while Temporal was away');
+        if (isStopped() || failed > 0 || started === 0) break;
       }
-      if (!stopped) timer = setTimeout(tick, starterIntervalMs);
-    })();
-  };
-  timer = setTimeout(tick, starterIntervalMs);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await pass;
     },
-  };
+    (err) => deps.logger?.warn({ err }, 'could not look for links whose workflow is not started; trying again'),
+  );
 }
