@@ -5,6 +5,7 @@ import {
   type SweepRow, type SweepState, type SweepTxRow,
 } from '../../db/sweep-ledger-repo.js';
 import { AppError } from '../../domain/errors.js';
+import { isId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
 import { adapterOf } from '../../rails/adapters.js';
 import type { SweepLedgerHooks, SweepPlanBody } from '../../rails/payment-method.js';
@@ -159,6 +160,8 @@ export async function followSweeps(
 
 /** `GET /v1/sweeps/:id`: the plan's ledger state and per-transaction state (followed first, so it is current). */
 export async function getSweep(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, id: string): Promise<SweepDto> {
+  // A string that is no sweep id (a NUL, another prefix, any length) is no sweep, and never reaches the database.
+  if (!isId('sweepPlan', id)) throw new AppError('not_found', 'No such sweep.');
   await followSweep(deps, scope, id);
   const row = await findSweep(deps.pool, scope.storeId, scope.environment, id);
   if (!row) throw new AppError('not_found', 'No such sweep.');

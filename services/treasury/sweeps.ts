@@ -1,6 +1,6 @@
 import { claimSweepBroadcast, findSweepPlan, insertSweepPlan } from '../../db/sweep-plan-repo.js';
 import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
+import { isId, newId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
 import { adapterOf } from '../../rails/adapters.js';
 import { SweepPlanRefused, type SweepPlanBody } from '../../rails/payment-method.js';
@@ -92,7 +92,7 @@ export interface SweepBroadcastDto {
  * plan is broadcast once (a replay is refused), and not after it expired.
  */
 export async function broadcastSweepPlan(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, id: string, signed: readonly string[]): Promise<SweepBroadcastDto> {
-  const stored = await findSweepPlan(deps.pool, scope.storeId, scope.environment, id);
+  const stored = isId('sweepPlan', id) ? await findSweepPlan(deps.pool, scope.storeId, scope.environment, id) : null;
   if (!stored) throw new AppError('not_found', 'No such sweep plan.');
   if (stored.broadcast) throw new AppError('invalid_state', 'This plan was broadcast already: make a new plan.');
   if (stored.expired) throw new AppError('invalid_state', 'This plan has expired: make a new plan and sign it.');
