@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { isId } from '../../domain/ids.js';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import {
@@ -46,12 +47,13 @@ export async function assignUnallocatedPayment(
   scope: StoreScope,
   input: { transId: string; linkId: string; by: string },
 ) {
-  const payment = await findStoreC2bPayment(deps.pool, scope.storeId, scope.environment, input.transId);
+  // M-Pesa TransIDs are letters and digits: anything else names no payment and never reaches the database.
+  const payment = /^[A-Za-z0-9]{1,40}$/.test(input.transId) ? await findStoreC2bPayment(deps.pool, scope.storeId, scope.environment, input.transId) : null;
   if (!payment) throw notFound('unallocated payment');
   if (payment.state !== 'unallocated') {
     throw new AppError('invalid_state', `This payment is ${payment.state}${payment.link_id ? ` (link ${payment.link_id})` : ''}, not unallocated.`);
   }
-  const link = await findLinkById(deps.pool, input.linkId);
+  const link = isId('paymentLink', input.linkId) || isId('invoice', input.linkId) ? await findLinkById(deps.pool, input.linkId) : null;
   if (!link || link.store_id !== scope.storeId || link.environment !== scope.environment) throw new AppError('not_found', 'No such payment link.', 'linkId');
   if (link.mobile_money_account_ref === null) throw new AppError('rail_not_available', 'This link does not take M-Pesa payments (MOBILE_MONEY is not enabled on it).', 'linkId');
   const assigned = await assignC2bPayment(deps.pool, payment.id, link.id, input.by);

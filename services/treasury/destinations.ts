@@ -1,6 +1,6 @@
 import { findDestination, insertDestination, listDestinations, removeDestination, type DestinationRow } from '../../db/sweep-destination-repo.js';
 import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
+import { isId, newId } from '../../domain/ids.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { adapterOf } from '../../rails/adapters.js';
 import { railFacts } from '../../rails/registry.js';
@@ -58,7 +58,10 @@ export async function listSweepDestinations(deps: Pick<ServiceDeps, 'pool'>, sco
 }
 
 export async function removeSweepDestination(deps: Pick<ServiceDeps, 'pool'>, scope: StoreScope, id: string, removedBy: string): Promise<void> {
-  if (!(await removeDestination(deps.pool, scope.storeId, scope.environment, id, removedBy))) throw new AppError('not_found', 'No such sweep destination.');
+  // A string that is no destination id (a NUL, another prefix) is no destination, and never reaches the database.
+  if (!isId('sweepDestination', id) || !(await removeDestination(deps.pool, scope.storeId, scope.environment, id, removedBy))) {
+    throw new AppError('not_found', 'No such sweep destination.');
+  }
 }
 
 /**
