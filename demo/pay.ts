@@ -24,16 +24,7 @@ export async function demoPay(linkId: string, opts: { rail?: string; dataDir?: s
   const amountMinor = toMinor(link.usdtAmount!, demoRailDecimals[rail]);
   const hash = await sendDemoUsdt(state.anvilUrl, state.tokens[rail] as Address, state.payer as Address, to as Address, amountMinor);
   console.log(`Sent ${link.usdtAmount} USDT on ${rail} to ${to}: ${hash}`);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const now = await api.call('GET', `/v1/payment-links/${encodeURIComponent(linkId)}`, key) as Record<string, string>;
-    if (now.status === 'CONFIRMED') {
-      console.log(`${linkId} is CONFIRMED (${now.confirmedRail}, ${now.externalId})`);
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`${linkId} is still ${now.status} after 60 s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await untilConfirmed(api, key, linkId);
 }
 
 /**
@@ -64,6 +55,11 @@ export async function demoPayPaybill(linkId: string, opts: { dataDir?: string })
   });
   if (!simulate.ok) throw new Error(`C2B simulate refused: ${await simulate.text()}`);
   console.log(`Paid KES ${due} to paybill ${paybill.shortCode}, account ${ref}`);
+  await untilConfirmed(api, key, linkId);
+}
+
+/** Polls the link (twice a second, up to a minute) until it reads CONFIRMED, and says so. */
+async function untilConfirmed(api: ReturnType<typeof apiClient>, key: string, linkId: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const now = await api.call('GET', `/v1/payment-links/${encodeURIComponent(linkId)}`, key) as Record<string, string>;
