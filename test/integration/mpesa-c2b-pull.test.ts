@@ -7,7 +7,8 @@ import { mpesaPullWorkflowId } from '../../domain/workflow-contract.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { pullC2bPayments } from '../../services/mpesa/c2b-pull.js';
 import { ensureMpesaPullWorkflow, targetOf } from '../../temporal-client/index.js';
-import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { sandboxPaybill } from '../helpers/daraja.js';
+import { mobileMoneyLinks } from '../helpers/mobile-money-links.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,19 +45,9 @@ afterAll(async () => {
 });
 
 const who = () => ({ storeId: store.clientId, environment: 'test' as const });
-const connect = (extra: Record<string, unknown> = {}) =>
-  stack.request({ method: 'POST', url: `/v1/merchant/clients/${store.clientId}/mobile-money/connect`, key, payload: { ...connectBody(merchant), ...extra } });
-const newLink = async (amount: number) => {
-  const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: amount } });
-  expect(res.status).toBe(201);
-  await stack.workflowStarted(res.body.id);
-  return res.body as { id: string; mobileMoneyAccountRef: string };
-};
-const getLink = async (id: string) => (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key })).body;
-const statusIs = (id: string, status: string) => async () => {
-  const l = await getLink(id);
-  return l.status === status ? l : undefined;
-};
+const links = mobileMoneyLinks(() => ({ stack, storeId: store.clientId, key }));
+const connect = (extra: Record<string, unknown> = {}) => links.connect(merchant, extra);
+const { newLink, getLink, statusIs } = links;
 const pay = (billRef: string, amount: number, extra: { transId?: string; paidAt?: Date } = {}) =>
   daraja.c2bPay({ ShortCode: merchant.shortCode, CommandID: 'CustomerPayBillOnline', Amount: amount, Msisdn: nextPhone(), BillRefNumber: billRef, ...extra });
 const pull = () => pullC2bPayments({ pool: stack.pool, temporal: stack.temporal, config: stack.config }, who());

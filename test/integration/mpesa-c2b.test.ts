@@ -16,6 +16,7 @@ import { RateService } from '../../services/rates/rate-service.js';
 import { createPaymentLink } from '../../services/payment-links/payment-links.js';
 import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { mobileMoneyLinks } from '../helpers/mobile-money-links.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { httpCall } from '../helpers/http.js';
@@ -47,19 +48,9 @@ afterAll(async () => {
   await daraja?.close();
 });
 
-const connect = (extra: Record<string, unknown> = {}) =>
-  stack.request({ method: 'POST', url: `/v1/merchant/clients/${store.clientId}/mobile-money/connect`, key, payload: { ...connectBody(merchant), ...extra } });
-const newLink = async (amount: number) => {
-  const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: amount } });
-  expect(res.status).toBe(201);
-  await stack.workflowStarted(res.body.id);
-  return res.body as { id: string; mobileMoneyAccountRef: string };
-};
-const getLink = async (id: string) => (await stack.request({ method: 'GET', url: `/v1/payment-links/${id}`, key })).body;
-const statusIs = (id: string, status: string) => async () => {
-  const l = await getLink(id);
-  return l.status === status ? l : undefined;
-};
+const links = mobileMoneyLinks(() => ({ stack, storeId: store.clientId, key }));
+const connect = (extra: Record<string, unknown> = {}) => links.connect(merchant, extra);
+const { newLink, getLink, statusIs } = links;
 const pay = (billRef: string, amount: number, transId?: string) =>
   daraja.c2bPay({ ShortCode: merchant.shortCode, CommandID: 'CustomerPayBillOnline', Amount: amount, Msisdn: nextPhone(), BillRefNumber: billRef, ...(transId ? { transId } : {}) });
 const c2bRows = (linkOrTrans: string) => stack.pool.any(sql.type(z.object({ trans_id: z.string(), state: z.string(), amount: z.string(), link_id: z.string().nullable() }))`
