@@ -3,6 +3,7 @@ import { findC2bPayment, promptOfLinkWithReceipt, setC2bState } from '../../db/m
 import { parseC2bPaymentKey, wholeShillings } from '../../rails/mpesa/c2b.js';
 import { mpesaFacts } from '../../rails/mpesa/facts.js';
 import type { PaymentReport } from '../../domain/payment-report.js';
+import { c2bAgainstPromptTwins } from './prompt-twins.js';
 
 /** A subset of the prompt settlement the workflow already reads (settle-prompt.ts). */
 export type C2bSettlement = { status: 'succeeded'; report: PaymentReport } | { status: 'not_ours' };
@@ -12,7 +13,9 @@ export type C2bSettlement = { status: 'succeeded'; report: PaymentReport } | { s
  * recorded row, never the signal, says what counts. It counts only when it was stored for this
  * link and the store's trust policy lets a confirmation settle alone (`matched`); the amount is
  * its TransAmount. A confirmation whose TransID is the receipt of one of the link's prompts is the
- * same money told twice: the prompt counts it, the C2B row is marked `counted_as_prompt`.
+ * same money told twice: the prompt counts it, the C2B row is marked `counted_as_prompt`. So is one
+ * that is the same money as a paid prompt whose callback was lost (no receipt to compare: same
+ * link, amount, phone and time; activities/mpesa/prompt-twins.ts).
  * 'not_ours' tells the workflow there is nothing to count (it logs and forgets the hint).
  */
 export async function settleC2bPayment(pool: DatabasePool, input: { linkId: string; key: string }): Promise<C2bSettlement> {
@@ -23,6 +26,7 @@ export async function settleC2bPayment(pool: DatabasePool, input: { linkId: stri
     await setC2bState(pool, row.id, 'counted_as_prompt');
     return { status: 'not_ours' };
   }
+  if ((await c2bAgainstPromptTwins(pool, input.linkId, row.id)) === 'twin') return { status: 'not_ours' };
   return {
     status: 'succeeded',
     report: {

@@ -10,6 +10,7 @@ import { mpesaFacts } from '../../rails/mpesa/facts.js';
 import { parseC2bPaymentKey } from '../../rails/mpesa/c2b.js';
 import { countedC2bWithTransId } from '../../db/mpesa-c2b-repo.js';
 import { settleC2bPayment } from './settle-c2b.js';
+import { promptAgainstC2bTwins } from './prompt-twins.js';
 
 export type PromptSettlement =
   | { status: 'succeeded'; report: PaymentReport }
@@ -50,6 +51,11 @@ export async function settleStkPrompt(
   // The same receipt already counted as a paybill confirmation (C2B) of this link: counted once.
   if (receipt?.receipt && (await countedC2bWithTransId(deps.pool, input.linkId, receipt.receipt))) {
     return { status: 'failed', reason: `Paid, and already counted as M-Pesa payment ${receipt.receipt} (the same receipt arrived as a paybill confirmation).` };
+  }
+  // No receipt to compare: the same link, amount, phone and time tell a paybill confirmation of this money.
+  const twin = receipt ? { countedAs: null } : await promptAgainstC2bTwins(deps.pool, input.linkId, input.checkoutRequestId);
+  if (twin.countedAs) {
+    return { status: 'failed', reason: `Paid, and already counted as M-Pesa payment ${twin.countedAs} (its paybill confirmation: same phone, amount and time).` };
   }
   return {
     status: 'succeeded',
