@@ -90,3 +90,27 @@ export async function recordUnmatchedPullFinding(
     ON CONFLICT (id) DO NOTHING RETURNING id`);
   return created !== null;
 }
+
+/**
+ * The reconciler's finding for a confirmation that waits for corroboration (`awaiting_evidence`)
+ * and can no longer get it: received longer ago than Pull Transactions reaches back, or its store
+ * is not registered for Pull at all. Kind `unverified_payment`, status `noted`, address
+ * `<shortcode>:<TransID>`, the link as owner, its amount in KES; one per payment (the id is
+ * derived from it). How many were recorded now.
+ */
+export async function recordUnverifiedFindings(db: CommonQueryMethods, q: { rail: string; reachMs: number; batch: number }): Promise<number> {
+  const reachSeconds = Math.floor(q.reachMs / 1000);
+  const created = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    INSERT INTO reconciliation_findings (id, store_id, environment, rail, address, owner_kind, owner_id, derived_index, kind, status,
+      balance_minor, recorded_minor, expected_minor, difference_minor, decimals, block_number)
+    SELECT 'rcf_unverified_' || c.environment || '_' || c.shortcode || '_' || c.trans_id, c.store_id, c.environment, ${q.rail},
+      c.shortcode || ':' || c.trans_id, 'payment_link', c.link_id, NULL, 'unverified_payment', 'noted', trunc(c.amount), 0, 0, trunc(c.amount), 0, 0
+    FROM mpesa_c2b_payments c JOIN mobile_money_connections m USING (store_id, environment)
+    WHERE c.state = 'awaiting_evidence'
+      AND (m.c2b_pull_registered_at IS NULL OR c.received_at < now() - make_interval(secs => ${reachSeconds}))
+      AND NOT EXISTS (SELECT 1 FROM reconciliation_findings f WHERE f.id = 'rcf_unverified_' || c.environment || '_' || c.shortcode || '_' || c.trans_id)
+    ORDER BY c.received_at
+    LIMIT ${q.batch}
+    ON CONFLICT (id) DO NOTHING RETURNING id`);
+  return created.length;
+}

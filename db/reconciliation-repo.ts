@@ -165,7 +165,7 @@ export const findingRow = z.object({
   owner_kind: z.enum(['payment_link', 'invoice', 'derived']),
   owner_id: z.string().nullable(),
   derived_index: z.number().nullable(),
-  kind: z.enum(['mismatch', 'outflow', 'unmatched_payment']),
+  kind: z.enum(['mismatch', 'outflow', 'unmatched_payment', 'unverified_payment']),
   status: z.enum(['open', 'resolved', 'noted']),
   balance_minor: z.string(),
   recorded_minor: z.string(),

@@ -13,7 +13,7 @@
  * merchant swept the address with their own keys): noted, and the adjustment follows it so a
  * later missed deposit still shows.
  */
-export type FindingKind = 'mismatch' | 'outflow' | 'unmatched_payment';
+export type FindingKind = 'mismatch' | 'outflow' | 'unmatched_payment' | 'unverified_payment';
 export type FindingStatus = 'open' | 'resolved' | 'noted';
 
 export type Verdict =

@@ -1,4 +1,5 @@
 import { pullC2bPayments, pullTargets, type PullSummary } from '../../services/mpesa/c2b-pull.js';
+import { reportUnverifiedC2bPayments } from '../../services/mpesa/c2b-unverified.js';
 import type { Environment } from '../../domain/environment.js';
 import type { ActivityDeps } from '../deps.js';
 
@@ -16,6 +17,10 @@ export function createMpesaPullActivities(deps: ActivityDeps) {
     /** One store's pull over its last window. */
     async mpesaPullStore(input: { storeId: string; environment: Environment }): Promise<PullSummary> {
       return pullC2bPayments({ pool: deps.pool, temporal: deps.temporal, config: deps.config, logger: deps.logger as never }, input);
+    },
+    /** Waiting confirmations no pull can corroborate any more, reported as findings (once each): how many now. */
+    async mpesaReportUnverified(): Promise<number> {
+      return reportUnverifiedC2bPayments({ pool: deps.pool, logger: deps.logger as never });
     },
   };
 }

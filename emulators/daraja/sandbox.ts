@@ -11,7 +11,14 @@ export function sandboxPaybill(tag: string): EmulatorMerchant {
   return { consumerKey: `ck-${tag}`, consumerSecret: `cs-${tag}`, shortCode: '174379', passkey: sandboxPasskey, kind: 'paybill' };
 }
 
-/** The connect body for that paybill, as a merchant would send it. */
+/** A till (Buy Goods number 174381) under store number 174380, as the emulator's demo till; `tag` as above. */
+export function sandboxTill(tag: string): EmulatorMerchant {
+  return { consumerKey: `ck-${tag}`, consumerSecret: `cs-${tag}`, shortCode: '174380', passkey: 'emulator-till-passkey', kind: 'till', tills: ['174381'] };
+}
+
+/** The connect body for that paybill or till, as a merchant would send it (a till is paid at its till number). */
 export function connectBody(m: EmulatorMerchant) {
-  return { consumerKey: m.consumerKey, consumerSecret: m.consumerSecret, shortcode: m.shortCode, passkey: m.passkey, environment: 'sandbox' };
+  const common = { consumerKey: m.consumerKey, consumerSecret: m.consumerSecret, passkey: m.passkey, environment: 'sandbox' };
+  if (m.kind === 'till') return { ...common, shortcode: m.tills![0]!, shortcodeType: 'till', storeNumber: m.shortCode };
+  return { ...common, shortcode: m.shortCode };
 }

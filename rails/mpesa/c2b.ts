@@ -76,6 +76,13 @@ export const c2bPostSchema = z.looseObject({
 export type C2bPost = z.infer<typeof c2bPostSchema>;
 
 /**
+ * A till (Buy Goods) payment, by its transaction type as a confirmation ("Buy Goods",
+ * "CustomerBuyGoodsOnline") or Pull Transactions ("c2b-buy-goods-debit") names it. It carries no
+ * account number.
+ */
+export const isBuyGoods = (transactionType: string | null | undefined): boolean => /buy[-\s]*goods/i.test(transactionType ?? '');
+
+/**
  * TransAmount in whole shillings (M-Pesa moves whole shillings: "10" or "10.00"), or null when it
  * carries cents, which no genuine confirmation does.
  */

@@ -32,12 +32,16 @@ export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<
   };
 }
 
-/** The paybill, account number and KES due a customer types in the M-Pesa menu, where the store takes such payments. */
+/**
+ * What a customer types in the M-Pesa menu, where the store takes such payments: the paybill,
+ * the link's account number and the KES due; or the till and the KES due (a Buy Goods payment has
+ * no account number and is matched by its amount, docs/mobile-money.md).
+ */
 export function menuPaymentOf(row: LinkRow, payments: readonly LinkPaymentRow[], menu: 'paybill' | 'till' | null): CheckoutMenuPayment | null {
-  if (menu !== 'paybill' || (row.status !== 'PENDING' && row.status !== 'PROCESSING')) return null;
+  if (menu === null || (row.status !== 'PENDING' && row.status !== 'PROCESSING')) return null;
   if (!row.mobile_money_shortcode || !row.mobile_money_account_ref) return null;
   const amountDue = mobileMoneyAmountDue(row, payments);
-  return amountDue === null || amountDue <= 0 ? null : { shortcode: row.mobile_money_shortcode, accountRef: row.mobile_money_account_ref, amountDue };
+  return amountDue === null || amountDue <= 0 ? null : { kind: menu, shortcode: row.mobile_money_shortcode, accountRef: row.mobile_money_account_ref, amountDue };
 }
 
 /**

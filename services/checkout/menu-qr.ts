@@ -11,8 +11,10 @@ export type MenuQr = { png: Buffer } | { none: true } | { unavailable: string };
 
 /**
  * The Dynamic QR of a link's "pay from the M-Pesa menu" block: the paybill, the link's account
- * number and the KES still due, as Daraja draws it for the M-Pesa app. Only where the block is
- * shown (an open link of a paybill whose C2B URLs Daraja took); generated through the store's own
+ * number and the KES still due (TrxCode PB), or the till and the KES still due (TrxCode BG; the
+ * account number goes in RefNo, which Daraja requires, but a Buy Goods payment does not carry it),
+ * as Daraja draws it for the M-Pesa app. Only where the block is shown (an open link of a paybill
+ * or till whose C2B URLs Daraja took); generated through the store's own
  * credentials once per link and amount, then read from the database, so page views and reloads
  * never reach Daraja again. `unavailable` when Daraja cannot draw it now (the page keeps the
  * typed instructions).
@@ -29,7 +31,7 @@ export async function menuQr(deps: Pick<ServiceDeps, 'pool' | 'config'>, linkId:
   try {
     const session = await openMerchantSession(deps, found.row.store_id, found.row.environment);
     answer = await session.post(dynamicQrPath, dynamicQrBody({
-      merchantName: found.storeName, shortcode: menu.shortcode, shortcodeType: 'paybill', accountRef: menu.accountRef, amount: menu.amountDue,
+      merchantName: found.storeName, shortcode: menu.shortcode, shortcodeType: menu.kind, accountRef: menu.accountRef, amount: menu.amountDue,
     }));
   } catch (err) {
     if (err instanceof DarajaUnreachableError || err instanceof DarajaAnswerError || err instanceof NotConnectedError || err instanceof CredentialsUnreadableError) {

@@ -47,6 +47,8 @@ export interface CheckoutMobileMoneyAttempt {
  * merchant keeps for itself (merchantRef, metadata, the address index, the payer) is in it.
  */
 export interface CheckoutMenuPayment {
+  /** A paybill takes the account number; a till (Buy Goods) takes none and is matched by amount. */
+  kind: 'paybill' | 'till';
   shortcode: string;
   accountRef: string;
   /** Whole KES still due. */

@@ -7,13 +7,14 @@ import {
 import { AppError } from '../../domain/errors.js';
 import { normalizeAccountRef } from '../../rails/mpesa/account-ref.js';
 import {
-  c2bAccept, c2bAcknowledge, c2bFingerprint, c2bPaymentKey, c2bRejectAccount, hashC2bToken, payerName, wholeShillings, type C2bPost,
+  c2bAccept, c2bAcknowledge, c2bFingerprint, c2bPaymentKey, c2bRejectAccount, hashC2bToken, isBuyGoods, payerName, wholeShillings, type C2bPost,
 } from '../../rails/mpesa/c2b.js';
 import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import { insertEvent } from '../../db/event-repo.js';
 import { findLinkById } from '../../db/payment-link-repo.js';
 import { ensureRequestStarted } from '../payment-links/payment-requests.js';
 import type { ServiceSettings } from '../settings.js';
+import { storeWithItsLink } from './c2b-match.js';
 import { unallocatedDto } from './unallocated.js';
 
 export interface C2bDeps {
@@ -37,8 +38,8 @@ export interface C2bDeps {
 /** Validation: answered from two indexed reads, well within Daraja's deadline. */
 export async function validateC2bPayment(deps: C2bDeps, token: string, post: C2bPost): Promise<typeof c2bAccept | typeof c2bRejectAccount> {
   const owner = await ownerOrNotFound(deps, token, post);
-  // Buy Goods payments carry no account number: nothing to check them against.
-  if (isBuyGoods(post)) return c2bAccept;
+  // Buy Goods payments carry no account number: nothing to check them against (matched by amount on confirmation).
+  if (isBuyGoods(post.TransactionType)) return c2bAccept;
   const link = await openLinkOf(deps, owner, post.BillRefNumber);
   if (link === 'open' || owner.unallocated_allowed) return c2bAccept;
   deps.logger?.info({ storeId: owner.store_id, transId: post.TransID, reason: link }, 'M-Pesa C2B validation refused an account number');
@@ -54,8 +55,8 @@ export async function confirmC2bPayment(deps: C2bDeps, token: string, post: C2bP
     return c2bAcknowledge;
   }
   const ref = normalizeAccountRef(post.BillRefNumber ?? '');
-  const link = ref ? await findLinkByAccountRef(deps.pool, owner.store_id, owner.environment, ref) : null;
-  const { stored, row } = await recordC2bPayment(deps.pool, {
+  const toMatch = { storeId: owner.store_id, environment: owner.environment, transId: post.TransID, amount, accountRef: ref, buyGoods: isBuyGoods(post.TransactionType) };
+  const { stored, row } = await storeWithItsLink(deps.pool, toMatch, (db, linkId) => recordC2bPayment(db, {
     store_id: owner.store_id,
     environment: owner.environment,
     shortcode: owner.shortcode,
@@ -65,13 +66,13 @@ export async function confirmC2bPayment(deps: C2bDeps, token: string, post: C2bP
     amount,
     bill_ref: post.BillRefNumber ?? null,
     account_ref: ref,
-    link_id: link?.id ?? null,
+    link_id: linkId,
     msisdn: post.MSISDN ?? null,
     payer_name: payerName(post),
-    state: !link ? 'unallocated' : owner.settles_alone ? 'matched' : 'awaiting_evidence',
+    state: !linkId ? 'unallocated' : owner.settles_alone ? 'matched' : 'awaiting_evidence',
     fingerprint: c2bFingerprint(post),
     body: post,
-  });
+  }));
   const log = { storeId: owner.store_id, transId: post.TransID, linkId: row.link_id, state: row.state };
   if (!stored && row.fingerprint !== c2bFingerprint(post)) {
     // The same TransID with other details: an altered replay. The first post stands; this one confirms nothing.
@@ -103,8 +104,6 @@ async function openLinkOf(deps: C2bDeps, owner: C2bTokenOwner, billRef: string |
   const now = (deps.now ?? (() => new Date()))().getTime();
   return (link.status === 'PENDING' || link.status === 'PROCESSING') && Date.parse(link.expires_at) > now ? 'open' : 'closed';
 }
-
-const isBuyGoods = (post: C2bPost): boolean => /buy\s*goods/i.test(post.TransactionType ?? '');
 
 async function suspicious(deps: C2bDeps, owner: C2bTokenOwner, kind: 'altered' | 'malformed', post: C2bPost, reason: string): Promise<void> {
   await recordSuspiciousC2bPost(deps.pool, { storeId: owner.store_id, environment: owner.environment, kind, transId: post.TransID, reason, body: post });

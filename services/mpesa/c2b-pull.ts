@@ -2,10 +2,10 @@ import {
   findPullTarget, listPullTargets, markPulled, recordPulledC2bPayment, recordUnmatchedPullFinding, savePullRegistration, setPulledAt, settleAwaiting,
   type PullTarget,
 } from '../../db/mpesa-pull-repo.js';
-import { findLinkByAccountRef, recordSuspiciousC2bPost, type C2bPaymentRow } from '../../db/mpesa-c2b-repo.js';
+import { recordSuspiciousC2bPost, type C2bPaymentRow } from '../../db/mpesa-c2b-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { normalizeAccountRef } from '../../rails/mpesa/account-ref.js';
-import { c2bFingerprint, wholeShillings, type C2bPost } from '../../rails/mpesa/c2b.js';
+import { c2bFingerprint, isBuyGoods, wholeShillings, type C2bPost } from '../../rails/mpesa/c2b.js';
 import { classifyDarajaError } from '../../rails/mpesa/daraja-errors.js';
 import { mpesaFacts } from '../../rails/mpesa/facts.js';
 import { openMerchantSession } from '../../rails/mpesa/merchant-session.js';
@@ -13,6 +13,7 @@ import {
   parsePullAnswer, pullAgreesWith, pullDate, pullQueryPath, pullReachMs, pullRegisterPath, type PulledRecord, type PullRegisterBody,
 } from '../../rails/mpesa/pull.js';
 import { announceUnallocated, signalLink, type C2bDeps } from './c2b-callbacks.js';
+import { storeWithItsLink } from './c2b-match.js';
 
 /**
  * Backfill by Safaricom's Pull Transactions API (issue 29, item 5; docs/mobile-money.md,
@@ -126,8 +127,8 @@ async function processPulled(deps: C2bDeps, target: PullTarget, record: PulledRe
   if (amount === null) return;
   const post = asPost(record, target.shortcode);
   const ref = normalizeAccountRef(record.billreference ?? '');
-  const link = ref ? await findLinkByAccountRef(deps.pool, target.store_id, target.environment, ref) : null;
-  const { stored, row, pulledBefore } = await recordPulledC2bPayment(deps.pool, {
+  const toMatch = { storeId: target.store_id, environment: target.environment, transId: record.transactionId, amount, accountRef: ref, buyGoods: isBuyGoods(record.transactiontype) };
+  const { stored, row, pulledBefore } = await storeWithItsLink(deps.pool, toMatch, (db, linkId) => recordPulledC2bPayment(db, {
     store_id: target.store_id,
     environment: target.environment,
     shortcode: target.shortcode,
@@ -137,14 +138,14 @@ async function processPulled(deps: C2bDeps, target: PullTarget, record: PulledRe
     amount,
     bill_ref: record.billreference ?? null,
     account_ref: ref,
-    link_id: link?.id ?? null,
+    link_id: linkId,
     msisdn: record.msisdn ?? null,
     payer_name: null,
     // The pulled record is Safaricom's own listing: the evidence a waiting confirmation needs.
-    state: link ? 'matched' : 'unallocated',
+    state: linkId ? 'matched' : 'unallocated',
     fingerprint: c2bFingerprint(post),
     body: record,
-  });
+  }));
   if (stored) {
     // The confirmation never arrived: processed as one.
     summary.backfilled++;
@@ -190,7 +191,7 @@ async function unmatched(deps: C2bDeps, row: C2bPaymentRow, summary: PullSummary
 function asPost(record: PulledRecord, shortcode: string): C2bPost {
   const time = record.trxDate ? String(record.trxDate).replace(/\D/g, '').slice(0, 14) : null;
   return {
-    TransactionType: /buy[-\s]?goods/i.test(record.transactiontype ?? '') ? 'Buy Goods' : 'Pay Bill',
+    TransactionType: isBuyGoods(record.transactiontype) ? 'Buy Goods' : 'Pay Bill',
     TransID: record.transactionId,
     TransTime: time,
     TransAmount: record.amount,

@@ -4,7 +4,7 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { decodeQrPng, launchBrowser, phone } from '../helpers/browser.js';
-import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { connectBody, sandboxPaybill, sandboxTill } from '../helpers/daraja.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -15,13 +15,14 @@ import { eventually } from '../helpers/wait.js';
  * with that account number (the Daraja emulator's C2B simulate) counts for the link.
  */
 const merchant = sandboxPaybill('menu-1');
+const tillMerchant = sandboxTill('menu-till');
 let daraja: DarajaEmulator;
 let stack: Stack;
 let store: CreatedStore;
 let key: string;
 
 beforeAll(async () => {
-  daraja = await startDarajaEmulator({ merchants: [merchant], deliverVia: (u) => new URL(u.pathname, stack.baseUrl) });
+  daraja = await startDarajaEmulator({ merchants: [merchant, tillMerchant], deliverVia: (u) => new URL(u.pathname, stack.baseUrl) });
   stack = await startStack({ MPESA_SANDBOX_URL: daraja.url, ENCRYPTION_KEY: formatKeyEntry(generateKey()), MPESA_QUERY_AFTER_SECONDS: '1' });
   store = await stack.createStore('Duka la Menyu');
   key = store.keys.test.secretKey;
@@ -147,5 +148,58 @@ describe('paying from the M-Pesa menu, on the checkout', () => {
   it('has no QR for a link that offers no menu payment (unknown, paid, or not an id)', async () => {
     expect((await qrImage('pl_doesnotexist', 1)).status).toBe(404);
     expect((await fetch(`${stack.baseUrl}/p/%00/mpesa-qr.png`)).status).toBe(404);
+  });
+});
+
+describe('paying a till from the M-Pesa menu, on the checkout', () => {
+  let tillStore: CreatedStore;
+  let tillKey: string;
+  const till = tillMerchant.tills![0]!;
+  beforeAll(async () => {
+    tillStore = await stack.createStore('Duka la Till');
+    tillKey = tillStore.keys.test.secretKey;
+    const connected = await stack.request({ method: 'POST', url: `/v1/merchant/clients/${tillStore.clientId}/mobile-money/connect`, key: tillKey, payload: connectBody(tillMerchant) });
+    expect(connected.status).toBe(200);
+    expect(connected.body.c2bRegistration).toMatchObject({ registered: true, error: null });
+  });
+
+  it('shows Buy Goods, the till and the KES due, says the payment is matched by amount only, in English and in Swahili, with a Buy Goods Dynamic QR', async () => {
+    const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: tillKey, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 1750 } });
+    expect(res.status).toBe(201);
+    const link = res.body as { id: string; mobileMoneyAccountRef: string };
+
+    const en = await page(link.id);
+    expect(en).toContain('go to M-Pesa → Lipa na M-Pesa → Buy Goods and Services and enter:');
+    expect(field(en, 'menu-till')).toBe(till);
+    expect(field(en, 'menu-amount')).toMatch(/^KES\s?1,750$/);
+    // No account number to type: a Buy Goods payment carries none.
+    expect(en).not.toContain('data-testid="menu-account"');
+    expect(en).not.toContain('data-testid="menu-paybill"');
+    expect(field(en, 'menu-hint')).toBe('Till payments carry no account number: we match them to this order by the amount only. Pay exactly this amount. If another order has the same amount, the merchant may need to assign your payment to this order. This page updates once M-Pesa tells us.');
+
+    const sw = await page(link.id, '?rail=MOBILE_MONEY&lang=sw');
+    expect(sw).toContain('nenda M-Pesa → Lipa na M-Pesa → Buy Goods and Services kisha weka:');
+    expect(sw).toContain('Namba ya till');
+    expect(field(sw, 'menu-till')).toBe(till);
+    expect(field(sw, 'menu-hint')).toContain('Malipo ya till hayana namba ya akaunti');
+    expect(sw).not.toContain('data-testid="menu-account"');
+
+    // Daraja's Dynamic QR for a till: TrxCode BG, CPI the till number (RefNo, which Daraja requires, the account reference).
+    const browser = await launchBrowser();
+    try {
+      for (const lang of ['en', 'sw']) {
+        const context = await browser.newContext(phone);
+        const tab = await context.newPage();
+        await tab.goto(`${stack.baseUrl}/p/${link.id}?rail=MOBILE_MONEY&lang=${lang}`);
+        await tab.getByTestId('menu-till').waitFor();
+        expect(await tab.getByTestId('menu-hint').textContent()).toContain(lang === 'en' ? 'by the amount only' : 'kwa kiasi pekee');
+        const img = tab.getByTestId('mpesa-qr');
+        await tab.waitForFunction(() => (document.querySelector('[data-testid="mpesa-qr"]') as HTMLImageElement | null)?.complete === true);
+        expect(decodeQrPng(await img.screenshot())).toBe(`BG|${till}|${link.mobileMoneyAccountRef}|1750|Duka la Till`);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });

@@ -6,8 +6,10 @@ import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js'
 import { mpesaPullWorkflowId } from '../../domain/workflow-contract.js';
 import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
 import { pullC2bPayments } from '../../services/mpesa/c2b-pull.js';
+import { reportUnverifiedC2bPayments } from '../../services/mpesa/c2b-unverified.js';
 import { ensureMpesaPullWorkflow, targetOf } from '../../temporal-client/index.js';
-import { sandboxPaybill } from '../helpers/daraja.js';
+import { connectBody, sandboxPaybill } from '../helpers/daraja.js';
+import { connectMobileMoney } from '../../services/mpesa/connect.js';
 import { mobileMoneyLinks } from '../helpers/mobile-money-links.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -181,6 +183,53 @@ describe('when confirmations do not settle alone (c2bSettlesAlone: false)', () =
     expect(await pull()).toMatchObject({ disputed: 0 });
     expect(await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM mpesa_c2b_suspicious_posts WHERE trans_id = ${genuine.transId}`)).toBe(1);
+  });
+});
+
+describe('a waiting confirmation that no pull can corroborate', () => {
+  const findingsAt = async (k: string, address: string) =>
+    (await stack.request({ method: 'GET', url: '/v1/reconciliation/findings?limit=100', key: k })).body.data.filter((f: { address: string }) => f.address === address);
+
+  it('is reported once as an unverified_payment finding when older than the pull reaches back; a recent one is not', async () => {
+    expect((await connect({ c2bPullNominatedNumber: nominated, c2bSettlesAlone: false })).status).toBe(200);
+    const link = await newLink(91);
+    const recent = await pay(link.mobileMoneyAccountRef, 41);
+    const old = await pay(link.mobileMoneyAccountRef, 42);
+    expect((await rows(old.transId))[0]).toMatchObject({ state: 'awaiting_evidence', link_id: link.id });
+    // As if it had waited since two days ago (the pull reaches back 48 hours).
+    await stack.pool.query(sql.unsafe`UPDATE mpesa_c2b_payments SET received_at = now() - interval '49 hours' WHERE trans_id = ${old.transId}`);
+
+    expect(await reportUnverifiedC2bPayments({ pool: stack.pool })).toBe(1);
+    expect(await findingsAt(key, `${merchant.shortCode}:${old.transId}`)).toEqual([expect.objectContaining({
+      kind: 'unverified_payment', status: 'noted', difference: '42', owner: { type: 'payment_link', id: link.id, index: null },
+    })]);
+    expect(await findingsAt(key, `${merchant.shortCode}:${recent.transId}`)).toEqual([]);
+    // Once per payment.
+    expect(await reportUnverifiedC2bPayments({ pool: stack.pool })).toBe(0);
+    expect(await findingsAt(key, `${merchant.shortCode}:${old.transId}`)).toHaveLength(1);
+  });
+
+  it('is reported at once where the store is not registered for Pull Transactions', async () => {
+    const other = sandboxPaybill('c2b-unpulled');
+    const own = await startDarajaEmulator({ merchants: [other], deliverVia: (u) => new URL(u.pathname, stack.baseUrl) });
+    try {
+      const s = await stack.createStore('Not pulled');
+      const k = s.keys.test.secretKey;
+      const config = { ...stack.config, mpesa: { ...stack.config.mpesa, sandboxUrl: own.url } };
+      const res = await connectMobileMoney({ pool: stack.pool, config }, { storeId: s.clientId, environment: 'test' }, { ...connectBody(other), c2bSettlesAlone: false } as never);
+      expect(res).toMatchObject({ c2bRegistration: { registered: true }, pullRegistration: null });
+      const created = await stack.request({ method: 'POST', url: '/v1/payment-links', key: k, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 73 } });
+      const p = await own.c2bPay({ ShortCode: other.shortCode, CommandID: 'CustomerPayBillOnline', Amount: 73, Msisdn: nextPhone(), BillRefNumber: created.body.mobileMoneyAccountRef });
+      expect((await rows(p.transId))[0]).toMatchObject({ state: 'awaiting_evidence', link_id: created.body.id });
+      expect(await reportUnverifiedC2bPayments({ pool: stack.pool })).toBe(1);
+      expect(await findingsAt(k, `${other.shortCode}:${p.transId}`)).toEqual([expect.objectContaining({
+        kind: 'unverified_payment', status: 'noted', difference: '73', owner: { type: 'payment_link', id: created.body.id, index: null },
+      })]);
+      // Another store sees none of it.
+      expect(await findingsAt(key, `${other.shortCode}:${p.transId}`)).toEqual([]);
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -86,22 +86,28 @@ ${menuPayment(v, lang)}</section>`;
 
 /**
  * No prompt (a phone off, out of coverage, a SIM toolkit that misbehaves)? The customer pays from
- * the M-Pesa menu with the link's account number; the payment is matched to the link by it.
+ * the M-Pesa menu: a paybill with the link's account number, which matches the payment to the
+ * link; a till (Buy Goods) with no account number at all, matched by the amount only, which the
+ * block says plainly so the customer pays exactly what is due.
  */
 function menuPayment(v: CheckoutView, lang: Lang): string {
   const m = v.mobileMoneyMenu;
   if (!m) return '';
   const copy = (value: string, label: string) => `<button class="copy" type="button" data-copy="${esc(value)}" hidden>${esc(label)}</button>`;
+  const till = m.kind === 'till';
+  const number = till
+    ? `<div><dt>${esc(t(lang, 'menuTillNumber'))}</dt><dd><code data-testid="menu-till">${esc(m.shortcode)}</code> ${copy(m.shortcode, t(lang, 'copyTillNumber'))}</dd></div>`
+    : `<div><dt>${esc(t(lang, 'menuBusinessNumber'))}</dt><dd><code data-testid="menu-paybill">${esc(m.shortcode)}</code> ${copy(m.shortcode, t(lang, 'copyBusinessNumber'))}</dd></div>
+<div><dt>${esc(t(lang, 'menuAccountNumber'))}</dt><dd><code data-testid="menu-account">${esc(m.accountRef)}</code> ${copy(m.accountRef, t(lang, 'copyAccountNumber'))}</dd></div>`;
   return `<div class="menu-pay" data-testid="menu-pay">
 <h3>${esc(t(lang, 'menuTitle'))}</h3>
-<img class="qr" src="/p/${esc(v.id)}/mpesa-qr.png?amount=${m.amountDue}" alt="${esc(t(lang, 'menuQrAlt'))}" width="220" height="220" data-testid="mpesa-qr">
-<p class="muted">${esc(t(lang, 'menuSteps'))}</p>
+<img class="qr" src="/p/${esc(v.id)}/mpesa-qr.png?amount=${m.amountDue}" alt="${esc(t(lang, till ? 'menuTillQrAlt' : 'menuQrAlt'))}" width="220" height="220" data-testid="mpesa-qr">
+<p class="muted">${esc(t(lang, till ? 'menuTillSteps' : 'menuSteps'))}</p>
 <dl class="facts">
-<div><dt>${esc(t(lang, 'menuBusinessNumber'))}</dt><dd><code data-testid="menu-paybill">${esc(m.shortcode)}</code> ${copy(m.shortcode, t(lang, 'copyBusinessNumber'))}</dd></div>
-<div><dt>${esc(t(lang, 'menuAccountNumber'))}</dt><dd><code data-testid="menu-account">${esc(m.accountRef)}</code> ${copy(m.accountRef, t(lang, 'copyAccountNumber'))}</dd></div>
+${number}
 <div><dt>${esc(t(lang, 'amountLabel'))}</dt><dd><code data-testid="menu-amount">${esc(formatKes(lang, m.amountDue))}</code></dd></div>
 </dl>
-<p class="muted">${esc(t(lang, 'menuHint'))}</p>
+<p class="muted" data-testid="menu-hint">${esc(t(lang, till ? 'menuTillHint' : 'menuHint'))}</p>
 </div>
 `;
 }

@@ -10,7 +10,7 @@ const amount = (what: string) => z.string().describe(`${what}, a decimal string 
 export const findingSchema = z
   .object({
     id: z.string().describe('Finding id, rcf_…'),
-    kind: z.enum(['mismatch', 'outflow', 'unmatched_payment']).describe('mismatch: more on chain than the recorded deposits explain; outflow: less (money moved out); unmatched_payment: an M-Pesa payment found by Pull Transactions that names no link (address: <shortcode>:<TransID>)'),
+    kind: z.enum(['mismatch', 'outflow', 'unmatched_payment', 'unverified_payment']).describe('mismatch: more on chain than the recorded deposits explain; outflow: less (money moved out); unmatched_payment: an M-Pesa payment found by Pull Transactions that names no link (address: <shortcode>:<TransID>); unverified_payment: an M-Pesa confirmation waiting for corroboration (c2bSettlesAlone false) that Pull Transactions can no longer give: older than its 48-hour reach, or the store is not registered for Pull (address: <shortcode>:<TransID>, owner: its link, difference: its amount in KES)'),
     status: z.enum(['open', 'resolved', 'noted']).describe('A mismatch is open until the ledger explains it, then resolved; an outflow is noted'),
     environment: z.enum(environments),
     network: z.string().describe('TRON, BSC, ETH or POLYGON'),
