@@ -1,13 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
+import type { SweepOutcome as SweepState, SweepTxState } from '../domain/sweep-outcome.js';
 
 /**
  * The sweep ledger (migration 0038, docs/treasury.md): a broadcast plan's state and each of its
  * transactions (a token transfer out of a source, a gas top-up into one) with its hash and state.
  * Sweeps are never deposits or payments; the reconciler subtracts a source's mined transfers.
  */
-export type SweepState = 'broadcast' | 'mined' | 'final' | 'failed';
+export type { SweepOutcome as SweepState, SweepTxState } from '../domain/sweep-outcome.js';
 
 export interface SweepTxInsert {
   planId: string;
@@ -38,21 +39,36 @@ export async function recordSweepTxMined(db: CommonQueryMethods, planId: string,
     WHERE plan_id = ${planId} AND seq = ${seq} AND state = 'broadcast'`);
 }
 
+/**
+ * What a re-read found of a transaction not yet at its end (broadcast or mined): moved to `state`
+ * at `blockNumber` (null: in no block). A reorganisation can take a mined one back to broadcast.
+ */
+export async function recordSweepTxChecked(db: CommonQueryMethods, planId: string, seq: number, state: Exclude<SweepTxState, 'final'>, blockNumber: bigint | null): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE sweep_transactions SET state = ${state}, block_number = ${blockNumber === null ? null : String(blockNumber)}::bigint, updated_at = now()
+    WHERE plan_id = ${planId} AND seq = ${seq} AND state IN ('broadcast', 'mined')
+      AND (state <> ${state} OR block_number IS DISTINCT FROM ${blockNumber === null ? null : String(blockNumber)}::bigint)`);
+}
+
+/** The broadcast request ended (sent everything, or stopped): from now the follower owns the sweep. */
+export async function endSweepBroadcast(db: CommonQueryMethods, planId: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE sweep_plans SET broadcast_ended_at = coalesce(broadcast_ended_at, now()) WHERE id = ${planId}`);
+}
+
 /** Moves a plan's state from one of `from` to `to`; true when this call moved it (so its event is written once). */
 export async function moveSweepState(db: CommonQueryMethods, planId: string, from: readonly SweepState[], to: SweepState): Promise<boolean> {
-  const done = to === 'final' || to === 'failed';
+  const done = to === 'final' || to === 'failed' || to === 'partially_completed';
   const row = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     UPDATE sweep_plans SET state = ${to}, finished_at = ${done ? sql.fragment`now()` : sql.fragment`finished_at`}
     WHERE id = ${planId} AND state = ANY(${sql.array([...from], 'text')}) RETURNING id`);
   return row !== null;
 }
 
-/** Marks final every mined transaction of the plan at or below `height`; answers how many of its transactions are not final. */
-export async function finalizeSweepTxs(db: CommonQueryMethods, planId: string, height: bigint): Promise<number> {
+/** Marks final every mined transaction of the plan at or below `height`. */
+export async function finalizeSweepTxs(db: CommonQueryMethods, planId: string, height: bigint): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE sweep_transactions SET state = 'final', updated_at = now()
     WHERE plan_id = ${planId} AND state = 'mined' AND block_number <= ${String(height)}::bigint`);
-  return db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM sweep_transactions WHERE plan_id = ${planId} AND state <> 'final'`);
 }
 
 const sweepRow = z.object({
@@ -61,7 +77,8 @@ const sweepRow = z.object({
   environment: z.enum(['test', 'live']),
   rail: z.string(),
   destination: z.string(),
-  state: z.enum(['broadcast', 'mined', 'final', 'failed']).nullable(),
+  state: z.enum(['broadcast', 'mined', 'final', 'partially_completed', 'failed']).nullable(),
+  broadcast_ended: z.boolean(),
   created_at: z.string(),
   expires_at: z.string(),
   broadcast_at: z.string().nullable(),
@@ -79,14 +96,14 @@ const txRow = z.object({
   to_address: z.string(),
   amount_minor: z.string(),
   tx_hash: z.string(),
-  state: z.enum(['broadcast', 'mined', 'final', 'failed']),
+  state: z.enum(['broadcast', 'mined', 'final', 'failed', 'dropped']),
   block_number: z.string().nullable(),
 });
 export type SweepTxRow = z.infer<typeof txRow>;
 
 const iso = (col: string) => sql.fragment`to_char(${sql.identifier([col])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const sweepColumns = sql.fragment`id, store_id, environment, rail, destination, state, ${iso('created_at')} AS created_at, ${iso('expires_at')} AS expires_at,
-  ${iso('broadcast_at')} AS broadcast_at, ${iso('finished_at')} AS finished_at, plan`;
+  ${iso('broadcast_at')} AS broadcast_at, ${iso('finished_at')} AS finished_at, broadcast_ended_at IS NOT NULL AS broadcast_ended, plan`;
 
 export async function findSweep(db: CommonQueryMethods, storeId: string, environment: Environment, id: string): Promise<SweepRow | null> {
   return db.maybeOne(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans WHERE id = ${id} AND store_id = ${storeId} AND environment = ${environment}`);
@@ -98,10 +115,16 @@ export async function listSweeps(db: CommonQueryMethods, storeId: string, enviro
     WHERE store_id = ${storeId} AND environment = ${environment} AND broadcast_at IS NOT NULL ORDER BY broadcast_at DESC, id LIMIT ${limit}`);
 }
 
-/** Sweeps whose transactions are all mined and not yet final (the follower's work), oldest first. */
+/**
+ * The follower's work, oldest first: sweeps whose broadcast request ended and that have not (or
+ * that ended with a transaction still pending: every sent transaction is followed to its end).
+ */
 export async function sweepsToFollow(db: CommonQueryMethods, q: { rail: string; environment: Environment; limit: number }): Promise<readonly SweepRow[]> {
-  return db.any(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans
-    WHERE state = 'mined' AND rail = ${q.rail} AND environment = ${q.environment} ORDER BY broadcast_at LIMIT ${q.limit}`);
+  return db.any(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans p
+    WHERE p.rail = ${q.rail} AND p.environment = ${q.environment} AND p.broadcast_ended_at IS NOT NULL
+      AND (p.state IN ('broadcast', 'mined') OR p.id IN (
+        SELECT plan_id FROM sweep_transactions WHERE rail = ${q.rail} AND environment = ${q.environment} AND state IN ('broadcast', 'mined')))
+    ORDER BY p.broadcast_at LIMIT ${q.limit}`);
 }
 
 export async function sweepTransactions(db: CommonQueryMethods, planIds: readonly string[]): Promise<Map<string, SweepTxRow[]>> {

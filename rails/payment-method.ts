@@ -172,6 +172,13 @@ export interface SweepLedgerHooks {
   mined(index: number, status: 'success' | 'reverted', blockNumber: bigint): Promise<void>;
 }
 
+/** What a re-read found of one sent sweep transaction (`sweepTxChecks`). */
+export interface SweepTxCheck {
+  state: 'broadcast' | 'mined' | 'failed' | 'dropped';
+  /** The block it is in; null when in none. */
+  blockNumber: bigint | null;
+}
+
 /** A sweep plan as the adapter made it: JSON-ready (money as decimal strings), stored and answered as is. */
 export interface SweepPlanBody {
   sources: Array<{ address: string; path: string | null; amountMinor: string }>;
@@ -215,6 +222,19 @@ export interface RailAdapter extends PaymentMethod {
    * finalized block where none is configured. Null when no RPC answered.
    */
   sweepFinalizedHeight?(rails: RailSettings, rail: UsdtRail, environment: Environment): Promise<bigint | null>;
+  /**
+   * Issue 30 follow-up: re-reads each sent sweep transaction not yet at its end (`planned` is its
+   * entry in the plan's `transactions`): in a block (`mined`, or `failed` when it reverted) and
+   * which, in none (`broadcast`: pending, or taken out by a reorganisation), or `dropped` (it
+   * never will be: its sender's nonce was taken by another transaction at the final height).
+   * With that height (as `sweepFinalizedHeight`). Null when no RPC answered.
+   */
+  sweepTxChecks?(
+    rails: RailSettings,
+    rail: UsdtRail,
+    environment: Environment,
+    txs: ReadonlyArray<{ hash: string; planned: object }>,
+  ): Promise<{ height: bigint; txs: SweepTxCheck[] } | null>;
   broadcastSweep?(
     rails: RailSettings,
     rail: UsdtRail,

@@ -4,6 +4,7 @@ import { readErc20Balance } from './client.js';
 import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
 import { broadcastEvmSweep, evmSweepFinalizedHeight } from './sweep-broadcast.js';
+import { evmSweepTxChecks } from './sweep-follow.js';
 import { planEvmSweep, type EvmSweepPlan } from './sweep-plan.js';
 import { scanEvmTick } from './scan-tick.js';
 import { evmChainView, evmDialect } from './watch-view.js';
@@ -18,6 +19,7 @@ export const evmAdapter: RailAdapter = {
   reconcileView: reconcileChain,
   sweepPlan: planEvmSweep,
   sweepFinalizedHeight: evmSweepFinalizedHeight,
+  sweepTxChecks: evmSweepTxChecks,
   broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
   treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

@@ -1,9 +1,10 @@
 import type { DatabasePool } from 'slonik';
 import { insertEvent } from '../../db/event-repo.js';
 import {
-  findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxMined, recordSweepTxSent, sweepsToFollow, sweepTransactions,
-  type SweepRow, type SweepState, type SweepTxRow,
+  endSweepBroadcast, findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxChecked, recordSweepTxMined, recordSweepTxSent, sweepsToFollow,
+  sweepTransactions, type SweepRow, type SweepState, type SweepTxRow, type SweepTxState,
 } from '../../db/sweep-ledger-repo.js';
+import { sweepEnded, sweepOutcome } from '../../domain/sweep-outcome.js';
 import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
@@ -18,9 +19,12 @@ import { parseTreasuryRail } from './balances.js';
 
 /**
  * The sweep ledger (docs/treasury.md, "The ledger knows sweeps"): a broadcast records each signed
- * transaction as it is sent and as it is mined; the follower (`followSweeps`, run by the worker,
- * and by `GET /v1/sweeps/:id`) marks them final at the rail's confirmation depth. A sweep ends
- * once, `final` with a `sweep.completed` event or `failed` with a `sweep.failed` event.
+ * transaction as it is sent and as it is mined; once the broadcast request ended, the follower
+ * (`followSweeps`, run by the worker, and by `GET /v1/sweeps/:id`) re-reads every transaction not
+ * at its end, whatever the sweep's state (a reorganisation takes a mined one back to broadcast;
+ * another transaction on its nonce drops it), and marks them final at the rail's confirmation
+ * depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
+ * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
  */
 interface PlannedTx { kind: 'top_up' | 'transfer'; from: string; to: string; value: string }
 
@@ -34,7 +38,7 @@ export interface SweepTransactionDto {
   /** Decimal string: the token for a transfer, the native coin for a top-up. */
   amount: string;
   hash: string;
-  state: SweepState;
+  state: SweepTxState;
   blockNumber: string | null;
 }
 
@@ -45,6 +49,8 @@ export interface SweepDto {
   /** null: planned, never broadcast. */
   state: SweepState | null;
   totalToken: string;
+  /** Token the transfers that are final moved, decimal string: all of `totalToken` once final, part of it when partially completed. */
+  movedToken: string;
   tokenSymbol: string;
   createdAt: string;
   broadcastAt: string | null;
@@ -63,6 +69,7 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
     destination: row.destination,
     state: row.state,
     totalToken: formatUnits(plan.sources.reduce((s, x) => s + BigInt(x.amountMinor), 0n), facts.decimals),
+    movedToken: formatUnits(txs.filter((t) => t.kind === 'transfer' && t.state === 'final').reduce((s, t) => s + BigInt(t.amount_minor), 0n), facts.decimals),
     tokenSymbol: facts.tokenSymbol,
     createdAt: row.created_at,
     broadcastAt: row.broadcast_at,
@@ -95,22 +102,18 @@ export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: 
 }
 
 /**
- * After a broadcast returned (or threw): every transaction mined is `mined`, and the follower takes
- * it to `final`; a reverted transaction or a broadcast cut short is `failed`, with its event.
+ * After a broadcast returned (or threw): the request has ended, so the follower owns the sweep
+ * from here; it is followed once now (a chain that does not answer leaves it to the next tick).
  */
-export async function settleBroadcast(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, planId: string, outcome: 'mined' | 'failed'): Promise<void> {
-  if (outcome === 'mined') {
-    await moveSweepState(deps.pool, planId, ['broadcast'], 'mined');
-    await followSweep(deps, scope, planId);
-  } else {
-    await finish(deps.pool, scope, planId, ['broadcast', 'mined'], 'failed');
-  }
+export async function settleBroadcast(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, planId: string): Promise<void> {
+  await endSweepBroadcast(deps.pool, planId);
+  await followSweep(deps, scope, planId);
 }
 
 /** Ends a sweep once, with its event in the same transaction; answers the event's id, or null when it had ended already. */
-async function finish(pool: DatabasePool, scope: StoreScope, planId: string, from: readonly SweepState[], to: 'final' | 'failed'): Promise<string | null> {
+async function finish(pool: DatabasePool, scope: StoreScope, planId: string, to: 'final' | 'partially_completed' | 'failed'): Promise<string | null> {
   return pool.transaction(async (tx) => {
-    if (!(await moveSweepState(tx, planId, from, to))) return null;
+    if (!(await moveSweepState(tx, planId, ['broadcast', 'mined'], to))) return null;
     const row = (await findSweep(tx, scope.storeId, scope.environment, planId))!;
     const txs = (await sweepTransactions(tx, [planId])).get(planId) ?? [];
     const type = to === 'final' ? 'sweep.completed' : 'sweep.failed';
@@ -118,28 +121,48 @@ async function finish(pool: DatabasePool, scope: StoreScope, planId: string, fro
   });
 }
 
+/** The rail's final height after re-reading the sweep's pending transactions (recording what changed); null when the chain did not answer. */
+async function recheck(pool: DatabasePool, rails: RailSettings, row: SweepRow, heights: Map<string, bigint | null>): Promise<bigint | null> {
+  const rail = parseTreasuryRail(row.rail);
+  const adapter = adapterOf(rail);
+  const pending = ((await sweepTransactions(pool, [row.id])).get(row.id) ?? []).filter((t) => t.state === 'broadcast' || t.state === 'mined');
+  const planned = (row.plan as SweepPlanBody).transactions;
+  if (adapter.sweepTxChecks && pending.length > 0) {
+    const checked = await adapter.sweepTxChecks(rails, rail, row.environment, pending.map((t) => ({ hash: t.tx_hash, planned: planned[t.seq]! })));
+    if (!checked) return null;
+    for (const [i, c] of checked.txs.entries()) await recordSweepTxChecked(pool, row.id, pending[i]!.seq, c.state, c.blockNumber);
+    return checked.height;
+  }
+  const key = `${row.rail}:${row.environment}`;
+  if (!heights.has(key)) heights.set(key, (await adapter.sweepFinalizedHeight?.(rails, rail, row.environment)) ?? null);
+  return heights.get(key) ?? null;
+}
+
 /**
- * Takes one mined sweep towards `final`: its transactions at or below the rail's finalized height
- * become final, and once all are, the sweep is (its `sweep.completed` event written once).
- * Idempotent; a chain that does not answer leaves it as it was.
+ * Follows one sweep whose broadcast request ended: re-reads its transactions not at their end,
+ * marks final those at or below the rail's final height, and moves the sweep to the state they
+ * make (ending it once, with its event). Idempotent; a chain that does not answer changes no
+ * transaction. Answers the id of the event written, if any.
  */
 async function followOne(pool: DatabasePool, rails: RailSettings, row: SweepRow, heights: Map<string, bigint | null>): Promise<string | null> {
-  const rail = parseTreasuryRail(row.rail);
-  const key = `${row.rail}:${row.environment}`;
-  if (!heights.has(key)) heights.set(key, (await adapterOf(rail).sweepFinalizedHeight?.(rails, rail, row.environment)) ?? null);
-  const height = heights.get(key);
-  if (height === null || height === undefined) return null;
-  const left = await finalizeSweepTxs(pool, row.id, height);
-  return left === 0 ? finish(pool, { storeId: row.store_id, environment: row.environment }, row.id, ['mined'], 'final') : null;
+  const height = await recheck(pool, rails, row, heights);
+  if (height !== null) await finalizeSweepTxs(pool, row.id, height);
+  if (row.state !== 'broadcast' && row.state !== 'mined') return null;
+  const txs = (await sweepTransactions(pool, [row.id])).get(row.id) ?? [];
+  const kinds = ((row.plan as SweepPlanBody).transactions as readonly PlannedTx[]).map((t) => t.kind);
+  const outcome = sweepOutcome(kinds, txs);
+  if (sweepEnded(outcome)) return finish(pool, { storeId: row.store_id, environment: row.environment }, row.id, outcome);
+  if (outcome !== row.state) await moveSweepState(pool, row.id, [row.state], outcome);
+  return null;
 }
 
 export async function followSweep(deps: Pick<ServiceDeps, 'pool' | 'config'>, scope: StoreScope, planId: string): Promise<void> {
   const row = await findSweep(deps.pool, scope.storeId, scope.environment, planId);
-  if (row?.state === 'mined') await followOne(deps.pool, deps.config.rails, row, new Map());
+  if (row?.broadcast_ended) await followOne(deps.pool, deps.config.rails, row, new Map());
 }
 
 /**
- * Every mined sweep of the rail in the environment, taken towards final: the chain watcher's tick
+ * Every sweep of the rail in the environment with a transaction not at its end, followed: the chain watcher's tick
  * runs it (activities/chains), off the request path. Each sweep that ended has its event handed to
  * `dispatchEvent` (the outbox sweeper covers a failure). Answers how many are still followed.
  */

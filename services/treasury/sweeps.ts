@@ -104,12 +104,11 @@ export async function broadcastSweepPlan(deps: Pick<ServiceDeps, 'pool' | 'confi
   const claim = async () => (claimed = await claimSweepBroadcast(deps.pool, scope.storeId, scope.environment, id));
   try {
     const result = await broadcast(deps.config.rails, rail, scope.environment, plan, signed, claim, sweepLedgerHooks(deps.pool, scope, id, rail, plan, stored.destination));
-    // Mined: the follower takes it to final at the rail's depth. A reverted transaction fails the sweep.
-    const ok = result.transactions.length === plan.transactions.length && result.transactions.every((t) => t.status === 'success');
-    await settleBroadcast(deps, scope, id, ok ? 'mined' : 'failed');
+    // The follower takes every transaction sent to its end, and the sweep to the state they make.
+    await settleBroadcast(deps, scope, id);
     return { id, transactions: result.transactions };
   } catch (err) {
-    if (claimed) await settleBroadcast(deps, scope, id, 'failed').catch(() => undefined);
+    if (claimed) await settleBroadcast(deps, scope, id).catch(() => undefined);
     if (err instanceof SweepPlanRefused) throw new AppError('invalid_state', err.message);
     throw new AppError('upstream_failed', `The ${railFacts[rail].network ?? rail} network failed during the broadcast (${(err as Error).message.split('\n')[0]}); plan again to see what is left.`);
   }

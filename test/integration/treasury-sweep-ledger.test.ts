@@ -7,6 +7,7 @@ import { sql } from 'slonik';
 import { parseEther, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { z } from 'zod';
+import { formatUnits } from '../../domain/money.js';
 import { createReconciliationActivities } from '../../activities/reconciliation/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
@@ -27,7 +28,11 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
  * sent and mined, the watcher's tick takes the sweep to `final` at the rail's depth (3 here), one
  * `sweep.completed` webhook goes out; the watcher counts neither the top-ups nor the outgoing
  * transfers as payments; the reconciler finds the swept addresses explained (no finding). A
- * broadcast cut short is `failed`, with one `sweep.failed` event.
+ * broadcast cut short is `failed`, with one `sweep.failed` event. Every transaction sent is
+ * followed to its end whatever the sweep's state: a broadcast stopped after some transfers went
+ * out ends `partially_completed` once they are final (the reconciler subtracts them: no outflow),
+ * and a transfer a reorganisation takes out goes back to `broadcast`, then `dropped` once its
+ * sender's nonce is taken by another transaction at the rail's depth.
  */
 const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const fundingAccount = mnemonicToAccount(mnemonic, { path: "m/44'/60'/0'/0/0" });
@@ -240,4 +245,87 @@ describe('the sweep ledger', () => {
     const rows = [...page.text.matchAll(/<tr data-sweep="(swp_[^"]+)">[\s\S]*?data-testid="sweep-total">([^<]*)<[\s\S]*?data-testid="sweep-state">([^<]*)</g)].map((m) => [m[1], m[2], m[3]]);
     expect(rows).toEqual(listed.map((x) => [x.id, `${x.totalToken} USDT`, x.state]));
   });
+
+  /** The source of the plan's last transfer spends its next nonce elsewhere (its own key moves 1 unit): the transfer cannot go. */
+  async function spendNonceOf(source: Address): Promise<void> {
+    await anvil.rpc('anvil_impersonateAccount', [source]);
+    await anvil.rpc('anvil_setBalance', [source, `0x${parseEther('1').toString(16)}`]);
+    await usdt.transfer(source, payer, 1n);
+  }
+  const lastTransferSource = (plan: { transactions: { kind: string; from: string }[] }) => plan.transactions.filter((t) => t.kind === 'transfer').at(-1)!.from as Address;
+  const txStates = async (id: string) =>
+    ((await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key })).body.transactions as { kind: string; source: string; state: string }[]);
+
+  it('a broadcast stopped after some transfers went out: each is followed to final, the sweep ends partially_completed with one sweep.failed, and the reconciler subtracts them (no outflow)', async () => {
+    const e = await paidLink(usdt18(4n));
+    const f = await paidLink(usdt18(5n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const plan = planned.body.plan as { transactions: { kind: string; from: string; to: string }[]; sources: { address: string; amountMinor: string }[] };
+    const broken = lastTransferSource(plan);
+    const through = plan.sources.filter((s) => s.address !== broken);
+    expect(through.map((s) => s.address)).toEqual(expect.arrayContaining([e, f].filter((x) => x !== broken)));
+    const signed = signOffline(planned.body);
+    await spendNonceOf(broken);
+
+    // The transfers before the last were sent (anvil mines each as it comes); the last was refused, so the request fails.
+    const res = await broadcast(id, signed);
+    expect(res.status).toBe(502);
+    // Followed although the broadcast failed: the transfers sent are mined, and the sweep waits on them, not ended.
+    const sentTransfers = (await txStates(id)).filter((t) => t.kind === 'transfer');
+    expect(sentTransfers.map((t) => [t.source, t.state === 'mined' || t.state === 'final'])).toEqual(through.map((s) => [s.address, true]));
+    expect(await eventsOf('sweep.failed', id)).toEqual([]);
+
+    await mine(3);
+    await eventually(async () => ((await planState(id)) === 'partially_completed' ? true : undefined), 'the watcher to end the sweep partially completed', 30_000);
+    const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(got.body.transactions.every((t: { state: string }) => t.state === 'final')).toBe(true);
+    const moved = through.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n);
+    expect(got.body.movedToken).toBe(formatUnits(moved, 18));
+    const failed = await eventsOf('sweep.failed', id);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].data).toMatchObject({ id, state: 'partially_completed', movedToken: got.body.movedToken });
+    expect(failed[0].data.transactions.filter((t: { kind: string }) => t.kind === 'transfer').map((t: { source: string; state: string }) => [t.source, t.state]))
+      .toEqual(through.map((s) => [s.address, 'final']));
+    expect(await eventsOf('sweep.completed', id)).toEqual([]);
+
+    // The reconciler subtracts the transfers that went through: those addresses are explained, no outflow noted for them.
+    await watcherPast(await anvil.publicClient.getBlockNumber() - 3n);
+    await reconcile();
+    for (const s of through) {
+      expect(await usdt.balanceOf(s.address as Address)).toBe(0n);
+      expect(await findingsOf(s.address)).toEqual([]);
+    }
+  }, 120_000);
+
+  it('a mined transfer a reorganisation takes out goes back to broadcast, then dropped once its nonce is taken at depth: the sweep ends partially_completed', async () => {
+    await paidLink(usdt18(2n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const last = lastTransferSource(planned.body.plan);
+    const sent = await broadcast(id, signOffline(planned.body));
+    expect(sent.status).toBe(200);
+    expect(await planState(id)).toBe('mined');
+    const lastBlock = BigInt(sent.body.transactions.at(-1).blockNumber);
+    expect(lastBlock).toBe(await anvil.publicClient.getBlockNumber());
+
+    // The head block, holding the last transfer, is replaced by an empty one before it reached depth 3.
+    await anvil.rpc('anvil_reorg', [1, []]);
+    await eventually(async () => ((await planState(id)) === 'broadcast' ? true : undefined), 'the follower to see the transfer gone', 30_000);
+    const lastTx = (await txStates(id)).at(-1)!;
+    expect({ source: lastTx.source, state: lastTx.state }).toEqual({ source: last, state: 'broadcast' });
+    const gone = (await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key })).body.transactions.at(-1);
+    expect(gone.blockNumber).toBeNull();
+
+    // Its sender's key spends that nonce on something else; three blocks on, the sweep's transfer never will be mined.
+    await spendNonceOf(last);
+    await mine(3);
+    await eventually(async () => ((await planState(id)) === 'partially_completed' ? true : undefined), 'the follower to end the sweep', 30_000);
+    const states = (await txStates(id)).map((t) => t.state);
+    expect(states.at(-1)).toBe('dropped');
+    expect(states.slice(0, -1).every((s) => s === 'final')).toBe(true);
+    expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
+  }, 120_000);
 });

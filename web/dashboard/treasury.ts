@@ -86,7 +86,7 @@ ${add}
 const shownSweeps = 20;
 
 const sweepStateClass: Record<NonNullable<SweepDto['state']>, string> = {
-  broadcast: 'status-pending', mined: 'status-pending', final: 'status-confirmed', failed: 'status-cancelled',
+  broadcast: 'status-pending', mined: 'status-pending', final: 'status-confirmed', partially_completed: 'status-cancelled', failed: 'status-cancelled',
 };
 
 function sweepsSection(list: SweepDto[]): SafeHtml {

@@ -101,18 +101,23 @@ export const broadcastSweepPlanRoute = defineRoute({
   handler: async ({ deps, auth, params, body }) => broadcastSweepPlan(deps, auth, params.id, body.transactions.map((t) => t.raw)),
 });
 
-const sweepState = z.enum(['broadcast', 'mined', 'final', 'failed']);
+const sweepState = z.enum(['broadcast', 'mined', 'final', 'partially_completed', 'failed']);
+const sweepTxState = z.enum(['broadcast', 'mined', 'final', 'failed', 'dropped']);
 const sweepSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
     destination: z.string(),
-    state: sweepState.nullable().describe('null: planned, never broadcast; broadcast; mined (every transaction); final (at the rail\'s confirmation depth); failed'),
+    state: sweepState.nullable().describe(
+      "null: planned, never broadcast; broadcast (a transaction in no block yet); mined (every one in a block); final (every transfer at the rail's confirmation depth); "
+      + 'partially_completed (the broadcast stopped or a transaction failed, after some transfers went through); failed (none did)',
+    ),
     totalToken: z.string().describe('Token the plan moves, decimal string'),
+    movedToken: z.string().describe('Token the final transfers moved, decimal string'),
     tokenSymbol: z.string(),
     createdAt: z.string(),
     broadcastAt: z.string().nullable(),
-    finishedAt: z.string().nullable().describe('When it became final or failed'),
+    finishedAt: z.string().nullable().describe('When it became final, partially_completed or failed'),
     transactions: z.array(z.object({
       kind: z.enum(['top_up', 'transfer']),
       source: z.string().describe("The swept address: a top-up's recipient, a transfer's sender"),
@@ -120,7 +125,7 @@ const sweepSchema = z
       to: z.string().describe("A transfer's: the destination"),
       amount: z.string().describe('Decimal string: the token for a transfer, the native coin for a top-up'),
       hash: z.string(),
-      state: sweepState,
+      state: sweepTxState.describe('broadcast (in no block: pending, or taken out by a reorganisation); mined; final; failed (reverted); dropped (its nonce taken by another transaction)'),
       blockNumber: z.string().nullable(),
     })).describe('Each transaction sent, in the plan\'s order'),
   })
