@@ -3,6 +3,8 @@ import type { RailAdapter } from '../payment-method.js';
 import { readErc20Balance } from './client.js';
 import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
+import { broadcastSponsoredSweep } from './sponsored-broadcast.js';
+import { planSponsoredSweep, type EvmSponsoredPlan } from './sponsored-plan.js';
 import { broadcastEvmSweep, evmSweepFinalizedHeight } from './sweep-broadcast.js';
 import { planEvmSweep, type EvmSweepPlan } from './sweep-plan.js';
 import { scanEvmTick } from './scan-tick.js';
@@ -18,6 +20,10 @@ export const evmAdapter: RailAdapter = {
   reconcileView: reconcileChain,
   sweepPlan: planEvmSweep,
   sweepFinalizedHeight: evmSweepFinalizedHeight,
-  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
+  sponsoredSweepPlan: planSponsoredSweep,
+  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) =>
+    (plan as EvmSponsoredPlan).kind === 'sponsored'
+      ? broadcastSponsoredSweep(rails, rail, environment, plan as EvmSponsoredPlan, signed, claim, ledger)
+      : broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
   treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

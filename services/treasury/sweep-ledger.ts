@@ -22,7 +22,24 @@ import { parseTreasuryRail } from './balances.js';
  * and by `GET /v1/sweeps/:id`) marks them final at the rail's confirmation depth. A sweep ends
  * once, `final` with a `sweep.completed` event or `failed` with a `sweep.failed` event.
  */
-interface PlannedTx { kind: 'top_up' | 'transfer'; from: string; to: string; value: string }
+interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string }
+
+interface LedgerRow { seq: number; kind: 'top_up' | 'transfer'; source: string; from: string; to: string; amount: bigint }
+
+/**
+ * The ledger rows of the plan's transaction at `index`: a top-up into its source, a transfer out
+ * of its source, or, for the one transaction of a sponsored plan (it moves every source), one
+ * transfer per source, numbered by source.
+ */
+function ledgerRows(plan: SweepPlanBody, index: number, destination: string): LedgerRow[] {
+  const t = (plan.transactions as readonly PlannedTx[])[index]!;
+  if (t.kind === 'sponsored') {
+    return plan.sources.map((s, i) => ({ seq: i, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
+  }
+  if (t.kind === 'top_up') return [{ seq: index, kind: 'top_up', source: t.to, from: t.from, to: t.to, amount: BigInt(t.value) }];
+  const amount = BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
+  return [{ seq: index, kind: 'transfer', source: t.from, from: t.from, to: destination, amount }];
+}
 
 export interface SweepTransactionDto {
   kind: 'top_up' | 'transfer';
@@ -77,19 +94,17 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
 
 /** The hooks a broadcast of `plan` reports to: each transaction sent, then mined or reverted. */
 export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: string, rail: string, plan: SweepPlanBody, destination: string): SweepLedgerHooks {
-  const txs = plan.transactions as readonly PlannedTx[];
   return {
     async sent(index, hash) {
-      const t = txs[index]!;
-      const source = t.kind === 'top_up' ? t.to : t.from;
-      const amount = t.kind === 'top_up' ? BigInt(t.value) : BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
-      await recordSweepTxSent(pool, {
-        planId, seq: index, storeId: scope.storeId, environment: scope.environment, rail, kind: t.kind,
-        sourceAddress: source, from: t.from, to: t.kind === 'top_up' ? t.to : destination, amountMinor: amount, txHash: hash,
-      });
+      for (const r of ledgerRows(plan, index, destination)) {
+        await recordSweepTxSent(pool, {
+          planId, seq: r.seq, storeId: scope.storeId, environment: scope.environment, rail, kind: r.kind,
+          sourceAddress: r.source, from: r.from, to: r.to, amountMinor: r.amount, txHash: hash,
+        });
+      }
     },
     async mined(index, status, blockNumber) {
-      await recordSweepTxMined(pool, planId, index, status, blockNumber);
+      for (const r of ledgerRows(plan, index, destination)) await recordSweepTxMined(pool, planId, r.seq, status, blockNumber);
     },
   };
 }
