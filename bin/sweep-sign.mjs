@@ -9,17 +9,15 @@
 // It checks, before signing anything, that every source's path derives the source's address from
 // the mnemonic, that the funding key is the plan's funding address, and that every transaction is
 // what a sweep plan may hold (a top-up from the funding address to a source; a transfer of the
-// source's whole amount of the plan's token to the plan's destination). Any difference refuses
-// the whole plan and writes nothing. Then it prints the destination, the totals and the cost,
+// source's whole amount of the plan's token to the plan's destination; for a sponsored plan,
+// bin/sweep-sign-sponsored.mjs: each source's EIP-7702 authorization of the plan's delegate and its
+// user operation moving exactly that). Any difference refuses the whole plan and writes nothing. Then it prints the destination, the totals and the cost,
 // and writes the signed transactions.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { decodeFunctionData, erc20Abi, formatUnits, keccak256 } from 'viem';
+import { formatUnits, keccak256 } from 'viem';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
-
-function fail(message) {
-  process.stderr.write(`sweep:sign refused the plan: ${message}\nNothing was signed or written.\n`);
-  process.exit(1);
-}
+import { checkedTransfer, fail, isAddress, lower, sourceSigners } from './sweep-sign-common.mjs';
+import { checkSponsoredPlan } from './sweep-sign-sponsored.mjs';
 
 function parseArgs(argv) {
   const out = { plan: undefined, mnemonicFile: undefined, fundingPath: "m/44'/60'/0'/0/0", fundingKeyFile: undefined, out: undefined };
@@ -36,25 +34,14 @@ function parseArgs(argv) {
   return out;
 }
 
-const lower = (v) => (typeof v === 'string' ? v.toLowerCase() : '');
-const isAddress = (v) => typeof v === 'string' && /^0x[0-9a-f]{40}$/.test(v);
-
-function signPlan(answer, mnemonic, funding) {
-  const plan = answer.plan ?? answer;
+/** A top-up plan: every transaction checked against what such a plan may hold, then each signed by its key. */
+function checkTopUpPlan(plan, mnemonic, funding) {
   if (!plan || !Array.isArray(plan.sources) || !Array.isArray(plan.transactions)) fail('this is not a sweep plan (no sources or transactions)');
   const destination = lower(plan.destination);
   const token = lower(plan.token);
   if (!isAddress(destination) || !isAddress(token) || !isAddress(lower(plan.funding))) fail('the plan names no valid destination, token or funding address');
   // Every path must derive its address from this mnemonic.
-  const signers = new Map();
-  const amounts = new Map();
-  for (const s of plan.sources) {
-    if (typeof s.path !== 'string' || !/^m\/44'\/60'\/\d+'\/[01]\/\d+$/.test(s.path)) fail(`source ${s.address} has no EVM derivation path`);
-    const account = mnemonicToAccount(mnemonic, { path: s.path });
-    if (lower(account.address) !== lower(s.address)) fail(`${s.path} derives ${account.address}, not ${s.address}: wrong mnemonic or a tampered plan`);
-    signers.set(lower(s.address), account);
-    amounts.set(lower(s.address), BigInt(s.amountMinor));
-  }
+  const { signers, amounts } = sourceSigners(plan, mnemonic);
   if (lower(funding.address) !== lower(plan.funding)) fail(`the funding key is ${funding.address}, not the plan's funding address ${plan.funding}`);
   const chainId = plan.chainId;
   let total = 0n;
@@ -77,20 +64,21 @@ function signPlan(answer, mnemonic, funding) {
     if (tx.kind !== 'transfer') fail(`a transaction of kind ${tx.kind}`);
     const from = lower(tx.from);
     if (!signers.has(from) || fields.to !== token || fields.value !== 0n) fail(`a transfer from ${tx.from} to ${tx.to} is not a transfer of the plan's token by a source`);
-    let call;
-    try {
-      call = decodeFunctionData({ abi: erc20Abi, data: fields.data });
-    } catch {
-      fail(`the transfer from ${tx.from} carries data that is no ERC-20 call`);
-    }
-    if (call.functionName !== 'transfer' || lower(call.args[0]) !== destination) fail(`the transfer from ${tx.from} pays ${call.args[0]}, not the destination ${plan.destination}`);
-    if (call.args[1] !== amounts.get(from) || transferred.has(from)) fail(`the transfer from ${tx.from} moves ${call.args[1]}, not the planned ${amounts.get(from)}`);
+    if (transferred.has(from)) fail(`the transfer from ${tx.from} is planned twice`);
+    total += checkedTransfer(fields.data, from, destination, amounts.get(from));
     transferred.add(from);
-    total += call.args[1];
     return { tx, fields, signer: signers.get(from) };
   });
   if (transferred.size !== signers.size) fail('a source has no transfer');
-  return { plan, checked, total, maxFee, topUps };
+  const sign = async () => {
+    const signed = [];
+    for (const { tx, fields, signer } of checked) {
+      const raw = await signer.signTransaction(fields);
+      signed.push({ kind: tx.kind, from: lower(tx.from), nonce: tx.nonce, hash: keccak256(raw), raw });
+    }
+    return signed;
+  };
+  return { total, maxFee, topUps, sign };
 }
 
 async function main() {
@@ -100,16 +88,14 @@ async function main() {
   const funding = args.fundingKeyFile
     ? privateKeyToAccount(readFileSync(args.fundingKeyFile, 'utf8').trim())
     : mnemonicToAccount(mnemonic, { path: args.fundingPath });
-  const { plan, checked, total, maxFee, topUps } = signPlan(answer, mnemonic, funding);
-  const signed = [];
-  for (const { tx, fields, signer } of checked) {
-    const raw = await signer.signTransaction(fields);
-    signed.push({ kind: tx.kind, from: lower(tx.from), nonce: tx.nonce, hash: keccak256(raw), raw });
-  }
+  const plan = answer.plan ?? answer;
+  const { total, maxFee, topUps, sign } = plan?.kind === 'sponsored' ? checkSponsoredPlan(plan, mnemonic, funding) : checkTopUpPlan(plan, mnemonic, funding);
+  const signed = await sign();
   const out = args.out ?? args.plan.replace(/\.json$/, '') + '.signed.json';
   writeFileSync(out, JSON.stringify({ planId: answer.id ?? null, chainId: plan.chainId, transactions: signed }, null, 2));
   process.stdout.write(
     [
+      `kind         ${plan.kind === 'sponsored' ? `sponsored: one EIP-7702 transaction from ${plan.funding}, delegate ${plan.delegate}` : 'top-ups, then one transfer per source'}`,
       `destination  ${plan.destination}`,
       `token        ${plan.token} on chain ${plan.chainId}`,
       `sources      ${plan.sources.length}, moving ${total} (smallest unit)${answer.totalToken ? ` = ${answer.totalToken} ${answer.tokenSymbol ?? ''}` : ''}`,

@@ -189,7 +189,7 @@ export interface Config {
   readonly tracing: TracingSettings | undefined;
   /** Parsed TRUST_PROXY: false (the default) or the trusted proxies' addresses and ranges. */
   readonly trustProxy: TrustProxy;
-  /** Each USDT rail's endpoints per environment and depth: `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>` over the defaults. */
+  /** Each USDT rail's endpoints per environment and depth: `RPC_URL_<RAIL>_<ENV>`, `USDT_CONTRACT_<RAIL>_<ENV>`, `SWEEP_DELEGATE_<RAIL>_<ENV>`, `CONFIRMATIONS_<RAIL>` over the defaults. */
   readonly rails: RailSettings;
 }
 
@@ -209,7 +209,7 @@ export class ConfigError extends Error {
   }
 }
 
-const railOverridePattern = /^(RPC_URL|USDT_CONTRACT|CHAIN_ID|CONFIRMATIONS)_/;
+const railOverridePattern = /^(RPC_URL|USDT_CONTRACT|CHAIN_ID|CONFIRMATIONS|SWEEP_DELEGATE)_/;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // From here the rail set is read (the settings of every rail): no rail may join it after (rails/register.ts).

@@ -28,6 +28,7 @@ export function railSettingsFrom(overrides: Readonly<Record<string, string>>): R
         rpcUrls: Object.freeze(rpcUrls),
         usdtContract: overrides[`USDT_CONTRACT_${suffix}`] ?? fallback.usdtContract,
         chainId: chainId === undefined ? railFacts[rail].chainIds?.[env] : Number(chainId),
+        sweepDelegate: sweepDelegate(overrides[`SWEEP_DELEGATE_${suffix}`], fallback.sweepDelegate),
       });
     };
     const depth = overrides[`CONFIRMATIONS_${rail}`];
@@ -39,6 +40,12 @@ export function railSettingsFrom(overrides: Readonly<Record<string, string>>): R
   return Object.freeze(Object.fromEntries(entries)) as RailSettings;
 }
 
+/** `SWEEP_DELEGATE_<RAIL>_<ENV>`: an address over the rail's default, or `none` for no sponsored sweep plans. */
+function sweepDelegate(value: string | undefined, fallback: string | undefined): string | undefined {
+  if (value === undefined) return fallback;
+  return value === 'none' ? undefined : value;
+}
+
 /** `RPC_URL_<RAIL>_<ENV>` is a comma-separated list, in failover order; blanks around commas are ignored. */
 export function splitRpcList(value: string): string[] {
   return value.split(',').map((u) => u.trim()).filter((u) => u.length > 0);
@@ -46,7 +53,7 @@ export function splitRpcList(value: string): string[] {
 
 // Built when asked: the rail set is final only once the composition root registered its own rails.
 const railAlternatives = () => usdtRails.join('|');
-const namePattern = () => new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_(${railAlternatives()})_(TEST|LIVE)$`);
+const namePattern = () => new RegExp(`^(RPC_URL|USDT_CONTRACT|CHAIN_ID|SWEEP_DELEGATE)_(${railAlternatives()})_(TEST|LIVE)$`);
 const confirmationsPattern = () => new RegExp(`^CONFIRMATIONS_(${railAlternatives()})$`);
 
 /** What a contract override must be, as the rail's payment method says (rails/<family>/method.ts). */
@@ -63,7 +70,7 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
       else if (!/^[1-9]\d{0,4}$/.test(value)) problems.push(`${name}: must be a whole number of blocks from 1 to 99999`);
       continue;
     }
-    if (!/^(RPC_URL|USDT_CONTRACT|CHAIN_ID)_/.test(name)) continue;
+    if (!/^(RPC_URL|USDT_CONTRACT|CHAIN_ID|SWEEP_DELEGATE)_/.test(name)) continue;
     const m = names.exec(name);
     if (!m) {
       problems.push(`${name}: unknown setting; the pattern is RPC_URL_<RAIL>_<ENV>, USDT_CONTRACT_<RAIL>_<ENV> or CHAIN_ID_<RAIL>_<ENV>, e.g. RPC_URL_USDT_BSC_TEST`);
@@ -79,6 +86,9 @@ export function railEndpointProblems(overrides: Readonly<Record<string, string>>
     } else if (m[1] === 'CHAIN_ID') {
       if (!methodOf(m[2] as UsdtRail).takesChainId) problems.push(`${name}: only the EVM rails (BSC, Ethereum, Polygon) take a chain id`);
       else if (!/^[1-9]\d{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) problems.push(`${name}: must be a positive whole number (an EIP-155 chain id)`);
+    } else if (m[1] === 'SWEEP_DELEGATE') {
+      if (!methodOf(m[2] as UsdtRail).takesChainId) problems.push(`${name}: only the EVM rails (BSC, Ethereum, Polygon) take an EIP-7702 delegate`);
+      else if (value !== 'none' && contractProblem(m[2] as UsdtRail, value)) problems.push(`${name}: must be ${contractProblem(m[2] as UsdtRail, value)}, or none`);
     } else if (m[1] === 'USDT_CONTRACT') {
       const expected = contractProblem(m[2] as UsdtRail, value);
       if (expected) problems.push(`${name}: must be ${expected}`);

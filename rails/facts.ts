@@ -18,6 +18,12 @@ export interface RailEndpoint {
   chainId?: number;
   /** Token contract (TRON base58, EVM 0x…) or SPL mint; undefined where no canonical test token exists. */
   usdtContract: string | undefined;
+  /**
+   * EVM rails: the EIP-7702 delegate sponsored sweep plans name (docs/treasury.md), eth-infinitism's
+   * `Simple7702Account` v0.8 by default (`SWEEP_DELEGATE_<RAIL>_<ENV>`, `none` to offer no
+   * sponsored plans); undefined where there is none.
+   */
+  sweepDelegate?: string | undefined;
 }
 
 /**

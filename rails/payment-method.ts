@@ -166,6 +166,9 @@ export type TreasuryCapability =
 /** A sweep the adapter cannot plan now (nothing to sweep, funding short, a balance unread), with a sentence for the merchant. */
 export class SweepPlanRefused extends Error {}
 
+/** A sponsored sweep plan the rail cannot offer in this environment (no EIP-7702 delegate configured, or none deployed on the chain): the request's `kind` is wrong. */
+export class SweepKindUnavailable extends SweepPlanRefused {}
+
 /** What a broadcast tells the sweep ledger (services/treasury/sweep-ledger.ts), by the transaction's index in the plan. */
 export interface SweepLedgerHooks {
   sent(index: number, hash: string): Promise<void>;
@@ -235,6 +238,18 @@ export interface RailAdapter extends PaymentMethod {
     environment: Environment,
     txs: ReadonlyArray<{ hash: string; planned: object }>,
   ): Promise<{ height: bigint; txs: SweepTxCheck[] } | null>;
+  /**
+   * Issue 30: a sponsored plan (EVM: rails/evm/sponsored-plan.ts): each source signs an EIP-7702
+   * authorization and its transfer, and one transaction from `funding` moves everything, with no
+   * top-ups. Throws SweepKindUnavailable where the chain or configuration has no delegate.
+   * `broadcastSweep` takes its signed transaction like any plan's.
+   */
+  sponsoredSweepPlan?(
+    rails: RailSettings,
+    rail: UsdtRail,
+    environment: Environment,
+    input: { sources: ReadonlyArray<{ address: string; path: string | null }>; destination: string; funding: string },
+  ): Promise<SweepPlanBody>;
   broadcastSweep?(
     rails: RailSettings,
     rail: UsdtRail,

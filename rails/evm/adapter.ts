@@ -3,6 +3,8 @@ import type { RailAdapter } from '../payment-method.js';
 import { readErc20Balance } from './client.js';
 import { evmTreasuryRead, parseEvmDestination } from './holdings.js';
 import { evmMethod } from './method.js';
+import { broadcastSponsoredSweep } from './sponsored-broadcast.js';
+import { planSponsoredSweep, type EvmSponsoredPlan } from './sponsored-plan.js';
 import { broadcastEvmSweep, evmSweepFinalizedHeight } from './sweep-broadcast.js';
 import { evmSweepTxChecks } from './sweep-follow.js';
 import { planEvmSweep, type EvmSweepPlan } from './sweep-plan.js';
@@ -20,6 +22,10 @@ export const evmAdapter: RailAdapter = {
   sweepPlan: planEvmSweep,
   sweepFinalizedHeight: evmSweepFinalizedHeight,
   sweepTxChecks: evmSweepTxChecks,
-  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
+  sponsoredSweepPlan: planSponsoredSweep,
+  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) =>
+    (plan as EvmSponsoredPlan).kind === 'sponsored'
+      ? broadcastSponsoredSweep(rails, rail, environment, plan as EvmSponsoredPlan, signed, claim, ledger)
+      : broadcastEvmSweep(rails, rail, environment, plan as EvmSweepPlan, signed, claim, ledger),
   treasury: { kind: 'holdings', nativeDecimals: 18, read: evmTreasuryRead, parseDestination: parseEvmDestination },
 };

@@ -45,7 +45,7 @@ export async function verifySignedSweep(plan: EvmSweepPlan, raws: readonly strin
 }
 
 export interface SweepBroadcastResult {
-  transactions: Array<{ kind: EvmSweepTx['kind']; hash: string; status: 'success' | 'reverted'; blockNumber: string }>;
+  transactions: Array<{ kind: EvmSweepTx['kind'] | 'sponsored'; hash: string; status: 'success' | 'reverted'; blockNumber: string }>;
 }
 
 /**

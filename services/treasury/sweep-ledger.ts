@@ -26,7 +26,33 @@ import { parseTreasuryRail } from './balances.js';
  * depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
  * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
  */
-interface PlannedTx { kind: 'top_up' | 'transfer'; from: string; to: string; value: string }
+interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string }
+
+interface LedgerRow { seq: number; kind: 'top_up' | 'transfer'; source: string; from: string; to: string; amount: bigint }
+
+/**
+ * The ledger rows of the plan's transaction at `index`: a top-up into its source, a transfer out
+ * of its source, or, for the one transaction of a sponsored plan (it moves every source), one
+ * transfer per source, numbered by source.
+ */
+function ledgerRows(plan: SweepPlanBody, index: number, destination: string): LedgerRow[] {
+  const t = (plan.transactions as readonly PlannedTx[])[index]!;
+  if (t.kind === 'sponsored') {
+    return plan.sources.map((s, i) => ({ seq: i, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
+  }
+  if (t.kind === 'top_up') return [{ seq: index, kind: 'top_up', source: t.to, from: t.from, to: t.to, amount: BigInt(t.value) }];
+  const amount = BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
+  return [{ seq: index, kind: 'transfer', source: t.from, from: t.from, to: destination, amount }];
+}
+
+/**
+ * The plan's transactions as the ledger numbers them (by `seq`): one per planned transaction, except
+ * a sponsored plan's one transaction, which the ledger records once per source it moves.
+ */
+function ledgerPlan(plan: SweepPlanBody): Array<{ kind: 'top_up' | 'transfer'; planned: PlannedTx }> {
+  const txs = plan.transactions as readonly PlannedTx[];
+  return txs.flatMap((t) => (t.kind === 'sponsored' ? plan.sources.map(() => ({ kind: 'transfer' as const, planned: t })) : [{ kind: t.kind, planned: t }]));
+}
 
 export interface SweepTransactionDto {
   kind: 'top_up' | 'transfer';
@@ -84,19 +110,17 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
 
 /** The hooks a broadcast of `plan` reports to: each transaction sent, then mined or reverted. */
 export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: string, rail: string, plan: SweepPlanBody, destination: string): SweepLedgerHooks {
-  const txs = plan.transactions as readonly PlannedTx[];
   return {
     async sent(index, hash) {
-      const t = txs[index]!;
-      const source = t.kind === 'top_up' ? t.to : t.from;
-      const amount = t.kind === 'top_up' ? BigInt(t.value) : BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
-      await recordSweepTxSent(pool, {
-        planId, seq: index, storeId: scope.storeId, environment: scope.environment, rail, kind: t.kind,
-        sourceAddress: source, from: t.from, to: t.kind === 'top_up' ? t.to : destination, amountMinor: amount, txHash: hash,
-      });
+      for (const r of ledgerRows(plan, index, destination)) {
+        await recordSweepTxSent(pool, {
+          planId, seq: r.seq, storeId: scope.storeId, environment: scope.environment, rail, kind: r.kind,
+          sourceAddress: r.source, from: r.from, to: r.to, amountMinor: r.amount, txHash: hash,
+        });
+      }
     },
     async mined(index, status, blockNumber) {
-      await recordSweepTxMined(pool, planId, index, status, blockNumber);
+      for (const r of ledgerRows(plan, index, destination)) await recordSweepTxMined(pool, planId, r.seq, status, blockNumber);
     },
   };
 }
@@ -126,9 +150,9 @@ async function recheck(pool: DatabasePool, rails: RailSettings, row: SweepRow, h
   const rail = parseTreasuryRail(row.rail);
   const adapter = adapterOf(rail);
   const pending = ((await sweepTransactions(pool, [row.id])).get(row.id) ?? []).filter((t) => t.state === 'broadcast' || t.state === 'mined');
-  const planned = (row.plan as SweepPlanBody).transactions;
+  const planned = ledgerPlan(row.plan as SweepPlanBody);
   if (adapter.sweepTxChecks && pending.length > 0) {
-    const checked = await adapter.sweepTxChecks(rails, rail, row.environment, pending.map((t) => ({ hash: t.tx_hash, planned: planned[t.seq]! })));
+    const checked = await adapter.sweepTxChecks(rails, rail, row.environment, pending.map((t) => ({ hash: t.tx_hash, planned: planned[t.seq]!.planned })));
     if (!checked) return null;
     for (const [i, c] of checked.txs.entries()) await recordSweepTxChecked(pool, row.id, pending[i]!.seq, c.state, c.blockNumber);
     return checked.height;
@@ -149,7 +173,7 @@ async function followOne(pool: DatabasePool, rails: RailSettings, row: SweepRow,
   if (height !== null) await finalizeSweepTxs(pool, row.id, height);
   if (row.state !== 'broadcast' && row.state !== 'mined') return null;
   const txs = (await sweepTransactions(pool, [row.id])).get(row.id) ?? [];
-  const kinds = ((row.plan as SweepPlanBody).transactions as readonly PlannedTx[]).map((t) => t.kind);
+  const kinds = ledgerPlan(row.plan as SweepPlanBody).map((t) => t.kind);
   const outcome = sweepOutcome(kinds, txs);
   if (sweepEnded(outcome)) return finish(pool, { storeId: row.store_id, environment: row.environment }, row.id, outcome);
   if (outcome !== row.state) await moveSweepState(pool, row.id, [row.state], outcome);

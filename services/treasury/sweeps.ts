@@ -3,7 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import { isId, newId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
 import { adapterOf } from '../../rails/adapters.js';
-import { SweepPlanRefused, type SweepPlanBody } from '../../rails/payment-method.js';
+import { SweepKindUnavailable, SweepPlanRefused, type SweepPlanBody } from '../../rails/payment-method.js';
 import { railFacts } from '../../rails/registry.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
@@ -19,9 +19,13 @@ import { settleBroadcast, sweepLedgerHooks } from './sweep-ledger.js';
  */
 export const sweepPlanLifetimeSeconds = 15 * 60;
 
+/** `top_up`: gas topped up from the funding address, one transfer per source; `sponsored`: EIP-7702, one transaction from the funding address moves everything. */
+export type SweepPlanKind = 'top_up' | 'sponsored';
+
 export interface SweepPlanDto {
   id: string;
   rail: string;
+  kind: SweepPlanKind;
   destination: string;
   fundingAddress: string;
   createdAt: string;
@@ -45,20 +49,24 @@ export interface SweepPlanDto {
 export async function createSweepPlan(
   deps: Pick<ServiceDeps, 'pool' | 'config'>,
   scope: StoreScope,
-  input: { rail: string; destination: string; fundingAddress: string },
+  input: { rail: string; destination: string; fundingAddress: string; kind?: SweepPlanKind | undefined },
 ): Promise<SweepPlanDto> {
   const rail = parseTreasuryRail(input.rail);
   const adapter = adapterOf(rail);
   const treasury = adapter.treasury;
   if (!adapter.sweepPlan || treasury?.kind !== 'holdings') throw new AppError('invalid_field', `Sweep plans are not built for ${rail}.`, 'rail');
+  const kind = input.kind ?? 'top_up';
+  const planner = kind === 'sponsored' ? adapter.sponsoredSweepPlan : adapter.sweepPlan;
+  if (!planner) throw new AppError('invalid_field', `Sponsored sweep plans are not built for ${rail}.`, 'kind');
   const destination = await usableSweepDestination(deps, scope, rail, input.destination);
   const funding = treasury.parseDestination(input.fundingAddress);
   if (funding === null) throw new AppError('invalid_field', `Invalid 'fundingAddress': not a ${railFacts[rail].network ?? rail} address.`, 'fundingAddress');
   const sources = (await handedOutHolders(deps, scope, rail)) ?? [];
   let plan: SweepPlanBody;
   try {
-    plan = await adapter.sweepPlan(deps.config.rails, rail, scope.environment, { sources, destination: destination.address, funding });
+    plan = await planner(deps.config.rails, rail, scope.environment, { sources, destination: destination.address, funding });
   } catch (err) {
+    if (err instanceof SweepKindUnavailable) throw new AppError('invalid_field', err.message, 'kind');
     if (err instanceof SweepPlanRefused) throw new AppError('invalid_state', err.message);
     throw new AppError('upstream_failed', `Could not read the ${railFacts[rail].network ?? rail} network to plan the sweep; nothing was planned. Try again shortly.`);
   }
@@ -68,7 +76,7 @@ export async function createSweepPlan(
   const total = plan.sources.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n);
   const nativeDecimals = treasury.nativeDecimals;
   return {
-    id: stored.id, rail, destination: destination.address, fundingAddress: funding, createdAt: stored.createdAt, expiresAt: stored.expiresAt,
+    id: stored.id, rail, kind, destination: destination.address, fundingAddress: funding, createdAt: stored.createdAt, expiresAt: stored.expiresAt,
     totalToken: formatUnits(total, railFacts[rail].decimals), tokenSymbol: railFacts[rail].tokenSymbol,
     cost: {
       nativeCoin: railFacts[rail].nativeCoin ?? null,

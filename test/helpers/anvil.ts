@@ -50,9 +50,11 @@ function waitForPort(child: ChildProcess): Promise<number> {
 /** anvil's own chain id, which tests' anvils keep unless they ask for another. */
 export const anvilChainId = 31337;
 
-export async function startAnvil(opts: { chainId?: number } = {}): Promise<Anvil> {
+/** `hardfork` names the EVM rules (anvil's latest by default); `prague` is the first with EIP-7702. */
+export async function startAnvil(opts: { chainId?: number; hardfork?: string } = {}): Promise<Anvil> {
   const chainId = opts.chainId ?? anvilChainId;
-  const child = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), ...(opts.hardfork ? ['--hardfork', opts.hardfork] : [])];
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForPort(child);
   const url = `http://127.0.0.1:${port}`;
   const chain = defineChain({ id: chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });

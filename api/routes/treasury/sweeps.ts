@@ -5,23 +5,35 @@ import type { Same } from '../../schema-types.js';
 import { getSweep, recentSweeps, type SweepDto } from '../../../services/treasury/sweep-ledger.js';
 
 const txSchema = z.object({
-  kind: z.enum(['top_up', 'transfer']).describe('top_up: gas from the funding address to a source; transfer: the token from a source to the destination'),
+  kind: z.enum(['top_up', 'transfer', 'sponsored']).describe('top_up: gas from the funding address to a source; transfer: the token from a source to the destination; sponsored: the one EIP-7702 transaction from the funding address to EntryPoint v0.8 (handleOps) that moves every source'),
   from: z.string(),
   to: z.string(),
   value: z.string().describe('Native coin, smallest unit, decimal string'),
-  data: z.string(),
+  data: z.string().optional().describe("Absent on a sponsored transaction: the signer builds handleOps from the user operations and their signatures"),
   nonce: z.number().int(),
   gas: z.string(),
   maxFeePerGas: z.string(),
   maxPriorityFeePerGas: z.string(),
   chainId: z.number().int(),
-  type: z.literal('eip1559'),
+  type: z.enum(['eip1559', 'eip7702']),
+});
+
+const userOpSchema = z.object({
+  sender: z.string(),
+  nonce: z.string().describe("EntryPoint v0.8's nonce of the sender (key 0)"),
+  initCode: z.string().describe('0x7702: an EIP-7702 account (the op hash commits to its delegate)'),
+  callData: z.string().describe('execute(token, 0, transfer(destination, the whole balance))'),
+  accountGasLimits: z.string(),
+  preVerificationGas: z.string(),
+  gasFees: z.string().describe('Zero: the source pays nothing'),
+  paymasterAndData: z.string(),
 });
 
 const planSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
+    kind: z.enum(['top_up', 'sponsored']),
     destination: z.string(),
     fundingAddress: z.string(),
     createdAt: z.string(),
@@ -36,13 +48,19 @@ const planSchema = z
       usdOmitted: z.string().nullable().describe('Why usd is null'),
     }),
     plan: z.object({
+      kind: z.literal('sponsored').optional().describe('Present on a sponsored plan'),
       chainId: z.number().int(),
       blockNumber: z.string().describe('Every balance, nonce and fee was read at this block'),
       token: z.string(),
       destination: z.string(),
       funding: z.string(),
       sources: z.array(z.object({ address: z.string(), path: z.string().nullable(), amountMinor: z.string() })),
-      transactions: z.array(txSchema).describe('Unsigned, in broadcast order: top-ups first, then one transfer per source'),
+      delegate: z.string().optional().describe('Sponsored: the EIP-7702 delegate (Simple7702Account)'),
+      entryPoint: z.string().optional().describe('Sponsored: EntryPoint v0.8, as the delegate names it'),
+      authorizations: z.array(z.object({ source: z.string(), chainId: z.number().int(), address: z.string(), nonce: z.number().int() })).optional()
+        .describe('Sponsored: per source, the EIP-7702 authorization it signs'),
+      userOps: z.array(userOpSchema).optional().describe('Sponsored: per source, the user operation it signs'),
+      transactions: z.array(txSchema).describe('Unsigned, in broadcast order: top-ups first, then one transfer per source; a sponsored plan has one'),
       topUpWei: z.string(),
       maxFeeWei: z.string(),
       fundingBalanceWei: z.string(),
@@ -60,7 +78,9 @@ export const createSweepPlanRoute = defineRoute({
   body: z.strictObject({
     rail: z.string().describe('An EVM rail, e.g. USDT_BSC'),
     destination: z.string().describe("On the store's sweep destinations, past its delay"),
-    fundingAddress: z.string().describe('Pays the gas top-ups; you sign its transactions'),
+    fundingAddress: z.string().describe('Pays the gas top-ups (or the sponsored transaction); you sign its transactions'),
+    kind: z.enum(['top_up', 'sponsored']).optional()
+      .describe('top_up (the default): gas top-ups, then one transfer per source; sponsored: EIP-7702, one transaction from the funding address moves everything, no top-ups'),
   }),
   responses: {
     201: { description: 'The plan, stored until expiresAt', schema: planSchema },
