@@ -14,6 +14,7 @@ import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../help
 import { dashboardUser } from '../helpers/dashboard-users.js';
 import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
 import { deployMulticall3 } from '../helpers/multicall.js';
+import { eventually } from '../helpers/wait.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
@@ -97,7 +98,7 @@ beforeAll(async () => {
   ({ delegate } = await deployAccountAbstraction(anvil));
   destination = anvil.accounts[5]!;
   stack = await startStack({
-    USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, SWEEP_DELEGATE_USDT_BSC_TEST: delegate,
+    USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, SWEEP_DELEGATE_USDT_BSC_TEST: delegate, CONFIRMATIONS_USDT_BSC: '3',
     // The same chain as two more rails: one with sponsored plans turned off, one naming a delegate with no code.
     USDT_CONTRACT_USDT_ETH_TEST: usdt.address, RPC_URL_USDT_ETH_TEST: anvil.url, SWEEP_DELEGATE_USDT_ETH_TEST: 'none',
     USDT_CONTRACT_USDT_POLYGON_TEST: usdt.address, RPC_URL_USDT_POLYGON_TEST: anvil.url, SWEEP_DELEGATE_USDT_POLYGON_TEST: anvil.accounts[9]!,
@@ -191,6 +192,13 @@ describe('POST /v1/sweeps {kind: "sponsored"}', () => {
     const ledger = await stack.request({ method: 'GET', url: `/v1/sweeps/${res.body.id}`, key });
     expect(ledger.body.transactions.map((t: { kind: string; source: string; to: string; hash: string }) => [t.kind, t.source, t.to, t.hash]))
       .toEqual(sources.map((s: string) => ['transfer', s, destination.toLowerCase(), sent.body.transactions[0].hash]));
+    // Followed to the end like any sweep: past the confirmation depth every source's row is final, and so is the sweep.
+    await anvil.rpc('anvil_mine', ['0x3']);
+    const final = await eventually(async () => {
+      const x = await stack.request({ method: 'GET', url: `/v1/sweeps/${res.body.id}`, key });
+      return x.body.state === 'final' ? x.body : undefined;
+    }, 'the sponsored sweep to be final', 30_000);
+    expect(final.transactions.map((t: { state: string }) => t.state)).toEqual(sources.map(() => 'final'));
 
     // The same signed transaction again: refused, nothing sent.
     const nonceAfter = await anvil.publicClient.getTransactionCount({ address: funding });
