@@ -100,7 +100,8 @@ async function main() {
       `token        ${plan.token} on chain ${plan.chainId}`,
       `sources      ${plan.sources.length}, moving ${total} (smallest unit)${answer.totalToken ? ` = ${answer.totalToken} ${answer.tokenSymbol ?? ''}` : ''}`,
       `top-ups      ${formatUnits(topUps, 18)} from ${plan.funding}`,
-      `max fees     ${formatUnits(maxFee, 18)}`,
+      // The USD figure is the service's (at its price when it planned); the signer checks the amounts, not prices.
+      `max fees     ${formatUnits(maxFee, 18)}${typeof answer.cost?.usd === 'string' ? ` (at most ${answer.cost.usd} USD at ${answer.cost.usdPrice} per coin, the plan's price)` : ''}`,
       `signed       ${signed.length} transactions -> ${out}`,
       '',
     ].join('\n'),

@@ -70,6 +70,8 @@ const envSchema = z.object({
   RATE_MAX_KES_PER_USDT: z.coerce.number().positive().default(500), // a live rate above this is refused
   RATE_MAX_SPREAD_PERCENT: z.coerce.number().positive().max(50).default(2), // sources must agree within this
   RATE_MAX_JUMP_PERCENT: z.coerce.number().positive().max(100).default(10), // largest move from the last good rate of the past hour
+  NATIVE_PRICE_SOURCES: z.string().default('coingecko,coinbase'), // live native-coin USD prices for sweep costs: `coingecko`, `coinbase`, either with `@<base URL>` (docs/rates.md)
+  TEST_NATIVE_USD_PRICES: z.string().default(''), // fixed prices for test keys, e.g. `BNB=600,ETH=3000.5`; unset → test plans have no USD cost
   IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().positive().max(600).default(30), // claim lease of an Idempotency-Key, renewed while the request runs
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1), // shrinks every webhook timer; tests and demos only (docs/webhooks.md)
   WEBHOOK_DNS_SERVERS: z.string().optional(), // comma-separated `ip[:port]` that resolve live webhook hosts; unset → the system's resolv.conf
@@ -150,6 +152,8 @@ export interface Config {
   readonly mpesa: MpesaEndpoints;
   readonly testKesPerUsdt: string;
   readonly rateUrl: string | undefined;
+  /** Native-coin USD prices for the cost of sweep plans (docs/rates.md, "Native coin prices"). */
+  readonly nativePrices: { readonly sources: readonly string[]; readonly testPrices: Readonly<Record<string, string>> };
   /** Live USDT/KES sources and the checks a live rate must pass (docs/rates.md). */
   readonly rates: {
     readonly sources: readonly string[];
@@ -230,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const testNetworks = parseAllowedNetworks(e.WEBHOOK_TEST_ALLOWED_NETWORKS ?? (embedded ? 'loopback' : 'none'));
   if ('problems' in testNetworks) throw new ConfigError(testNetworks.problems.map((p) => `WEBHOOK_TEST_ALLOWED_NETWORKS: ${p}`));
   if (rateSourceProblems(e).length) throw new ConfigError(rateSourceProblems(e));
+  if (nativePriceProblems(e).length) throw new ConfigError(nativePriceProblems(e));
   return Object.freeze({
     host: e.HOST,
     port: e.PORT,
@@ -266,6 +271,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mpesa: Object.freeze({ sandboxUrl: e.MPESA_SANDBOX_URL, liveUrl: e.MPESA_LIVE_URL }),
     testKesPerUsdt: e.TEST_KES_PER_USDT,
     rateUrl: e.RATE_URL || undefined,
+    nativePrices: Object.freeze({
+      sources: Object.freeze(listOf(e.NATIVE_PRICE_SOURCES)),
+      testPrices: Object.freeze(Object.fromEntries(listOf(e.TEST_NATIVE_USD_PRICES).map((p) => p.split('=', 2).map((x) => x.trim()) as [string, string]))),
+    }),
     rates: Object.freeze({
       sources: Object.freeze(e.RATE_SOURCES.split(',').map((x) => x.trim()).filter(Boolean)),
       minKesPerUsdt: e.RATE_MIN_KES_PER_USDT,
@@ -305,6 +314,19 @@ function tracingSettings(e: z.infer<typeof envSchema>): TracingSettings | undefi
   if (!tracesUrl) return undefined;
   const samplerRatio = e.OTEL_TRACES_SAMPLER_ARG ?? (e.OTEL_TRACES_SAMPLER === 'parentbased_writes_always' ? 0.1 : 1);
   return Object.freeze({ tracesUrl, serviceName: e.OTEL_SERVICE_NAME, sampler: e.OTEL_TRACES_SAMPLER, samplerRatio });
+}
+
+const listOf = (raw: string) => raw.split(',').map((x) => x.trim()).filter(Boolean);
+
+/** NATIVE_PRICE_SOURCES entries that are no source, and TEST_NATIVE_USD_PRICES entries that are no `COIN=price`. */
+function nativePriceProblems(e: z.infer<typeof envSchema>): string[] {
+  const problems = listOf(e.NATIVE_PRICE_SOURCES)
+    .filter((x) => !/^(coingecko|coinbase)(@https?:\/\/[^\s@]+)?$/.test(x))
+    .map((x) => `NATIVE_PRICE_SOURCES: '${x}' is neither coingecko nor coinbase, optionally with @ and an http(s) base URL`);
+  for (const p of listOf(e.TEST_NATIVE_USD_PRICES)) {
+    if (!/^[A-Z0-9]{2,10}=\d{1,12}(\.\d{1,8})?$/.test(p.replace(/\s+/g, ''))) problems.push(`TEST_NATIVE_USD_PRICES: '${p}' is not COIN=price (e.g. BNB=600.5)`);
+  }
+  return problems;
 }
 
 /** The live rate settings that only make sense together. */

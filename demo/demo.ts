@@ -10,6 +10,7 @@ import { startSolanaEmulator, type SolanaEmulator } from '../emulators/solana/se
 import { startTronGridEmulator, type TronGridEmulator } from '../emulators/trongrid/server.js';
 import { loadConfig } from '../config/config.js';
 import { demoChainId, startDemoChain, type DemoChain } from './chain.js';
+import { addDemoDestinations } from './destinations.js';
 import { demoDataDir, readDemoState, writeDemoState, type DemoState } from './state.js';
 import { startDemoWebhookReceiver, type DemoWebhookReceiver } from './webhooks.js';
 import { createLogger, startServices, type Running } from '../runtime/services.js';
@@ -111,6 +112,8 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       CHAIN_POLL_MS: '1000',
       MPESA_QUERY_AFTER_SECONDS: '10',
       WEBHOOK_RETRY_SCALE: '0.01',
+      // The owner's destination is usable at once, for `npm run demo:sweep` (24 h otherwise).
+      TREASURY_DESTINATION_DELAY_SECONDS: '0',
       ...env,
       ...(temporalCli ? { TEMPORAL_CLI_PATH: temporalCli } : {}),
       DATA_DIR: dataDir,
@@ -166,6 +169,14 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
         await pool.end();
       }
     }
+    {
+      const pool = await openPool(running.databaseUrl, 1);
+      try {
+        await addDemoDestinations(pool, config, state.clientId!, state.dashboard?.email ?? demoOwnerEmail);
+      } finally {
+        await pool.end();
+      }
+    }
     Object.assign(state, { apiUrl, anvilUrl: chain.url, tokens: chain.tokens, payer: chain.payer, darajaUrl: daraja.url });
     await writeDemoState(dataDir, state);
     const key = state.testKeys!.secretKey;
@@ -202,6 +213,8 @@ export async function runDemo(env: NodeJS.ProcessEnv = process.env): Promise<voi
       `                 choose M-Pesa and enter the test phone ${sandboxTestPhone}; the prompt approves itself`,
       `  Pay in USDT:   npm run demo:pay -- ${usdtLink.id}${dataFlag}`,
       `                 sends ${demoLinkUsdt} USDT on the local BSC chain (checkout: ${usdtLink.checkoutUrl})`,
+      `  Sweep:         npm run demo:sweep${dataFlag ? ` --${dataFlag}` : ''}`,
+      '                 moves the paid USDT to the owner\'s destination, signed offline with the demo\'s test mnemonic',
       `  Dashboard:     ${apiUrl}/dashboard/login (sign in as ${state.dashboard?.email ?? demoOwnerEmail}${state.dashboard ? `, password ${state.dashboard.password}` : ''})`,
       `  Webhooks:      ${receiver.url} (verified events print here and go to ${join(dataDir, 'webhooks.log')})`,
       `  Temporal UI:   ${running.temporalUiUrl ?? running.temporalAddress}`,

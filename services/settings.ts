@@ -1,5 +1,6 @@
 import type { MpesaEndpoints, RailSettings } from '../rails/settings.js';
 import type { KeyringSettings } from './keyring.js';
+import type { NativePriceSettings } from './rates/native-prices.js';
 
 /**
  * The settings the services read. The composition root hands them the parsed configuration,
@@ -34,6 +35,8 @@ export interface ServiceSettings extends KeyringSettings {
   readonly mpesaPullEveryMinutes: number;
   /** Seconds before a new sweep destination is usable (24 h by default; docs/treasury.md). */
   readonly treasuryDestinationDelaySeconds: number;
+  /** Native-coin USD prices for the cost of sweep plans (docs/rates.md, "Native coin prices"). */
+  readonly nativePrices: NativePriceSettings;
   readonly rails: RailSettings;
   readonly mpesa: MpesaEndpoints;
 }

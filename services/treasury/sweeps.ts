@@ -5,6 +5,7 @@ import { formatUnits } from '../../domain/money.js';
 import { adapterOf } from '../../rails/adapters.js';
 import { SweepKindUnavailable, SweepPlanRefused, type SweepPlanBody } from '../../rails/payment-method.js';
 import { railFacts } from '../../rails/registry.js';
+import { nativeUsdPrice, usdValue } from '../rates/native-prices.js';
 import type { ServiceDeps } from '../deps.js';
 import type { StoreScope } from '../scope.js';
 import { handedOutHolders, parseTreasuryRail } from './balances.js';
@@ -39,7 +40,10 @@ export interface SweepPlanDto {
     maxFee: string;
     /** What the funding address sends as gas to the sources, decimal string. */
     topUps: string;
+    /** `maxFee` in USD at `usdPrice`, 6 decimals, rounded up. */
     usd: string | null;
+    /** USD per native coin (services/rates/native-prices.ts). */
+    usdPrice: string | null;
     /** Why `usd` is null. */
     usdOmitted: string | null;
   };
@@ -75,6 +79,8 @@ export async function createSweepPlan(
   });
   const total = plan.sources.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n);
   const nativeDecimals = treasury.nativeDecimals;
+  const coin = railFacts[rail].nativeCoin;
+  const price = coin ? await nativeUsdPrice(deps.config.nativePrices, scope.environment, coin) : { ok: false as const, reason: `${rail} names no native coin.` };
   return {
     id: stored.id, rail, kind, destination: destination.address, fundingAddress: funding, createdAt: stored.createdAt, expiresAt: stored.expiresAt,
     totalToken: formatUnits(total, railFacts[rail].decimals), tokenSymbol: railFacts[rail].tokenSymbol,
@@ -82,8 +88,9 @@ export async function createSweepPlan(
       nativeCoin: railFacts[rail].nativeCoin ?? null,
       maxFee: formatUnits(BigInt(plan.maxFeeWei), nativeDecimals),
       topUps: formatUnits(BigInt(plan.topUpWei), nativeDecimals),
-      usd: null,
-      usdOmitted: `The rates service has no ${railFacts[rail].nativeCoin ?? 'native coin'}/USD price.`,
+      usd: price.ok ? usdValue(BigInt(plan.maxFeeWei), nativeDecimals, price.usd) : null,
+      usdPrice: price.ok ? price.usd : null,
+      usdOmitted: price.ok ? null : price.reason,
     },
     plan,
   };

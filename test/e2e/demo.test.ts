@@ -40,6 +40,16 @@ describe('npm run demo (a fresh clone, offline)', () => {
     expect(await link(mpesaLinkId)).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'MOBILE_MONEY', payer: banner.phone });
     expect(await link(banner.usdtLinkId)).toMatchObject({ status: 'CONFIRMED', confirmedRail: 'USDT_BSC', amountReceived: '5' });
 
+    // "Sweep the demo's payments": planned, signed offline with the demo mnemonic, broadcast; the destination holds the total.
+    expect(banner.sweepCommand).toBe(`npm run demo:sweep -- --data-dir ${dataDir}`);
+    const sweepOut = await runPayCommand(banner.sweepCommand, env);
+    expect(sweepOut).toMatch(/Planned swp_\w+: 5 USDT on 1 address\(es\)/);
+    expect(sweepOut).toContain('signed       ');
+    const swept = /Destination (0x[0-9a-f]{40}) holds (\S+) USDT: (\S+) more, the total swept (\S+)/.exec(sweepOut)!;
+    expect(swept.slice(2)).toEqual(['5', '5', '5']);
+    const sweepId = /Planned (swp_\w+)/.exec(sweepOut)![1]!;
+    expect((await httpCall(api, { method: 'GET', url: `/v1/sweeps/${sweepId}`, headers: { 'x-api-key': banner.secretKey } })).body).toMatchObject({ destination: swept[1], totalToken: '5' });
+
     // The demo's webhook receiver verified both events.
     // Each in the currency it was paid in: the KES of the M-Pesa link, the USDT of the other.
     const mpesaLink = await link(mpesaLinkId);

@@ -12,6 +12,8 @@ export interface DemoBanner {
   secretKey: string;
   mpesaCheckoutUrl: string;
   payCommand: string;
+  /** `npm run demo:sweep …`: sweeps the paid USDT to the owner's destination. */
+  sweepCommand: string;
   usdtLinkId: string;
   dashboardUrl: string;
   /** The demo store owner's dashboard account, printed with the dashboard's address. */
@@ -32,6 +34,7 @@ export function parseBanner(out: string): DemoBanner {
     secretKey: m(/Test keys:\s+secret (sk_test_\w+)/, 'secret key'),
     mpesaCheckoutUrl: m(/Pay by M-Pesa:\s+(\S+)/, 'checkout URL'),
     payCommand,
+    sweepCommand: m(/Sweep:\s+(npm run demo:sweep.*)$/m, 'sweep command').trim(),
     usdtLinkId: m(/demo:pay -- (pl_\w+)/, 'USDT link'),
     dashboardUrl: m(/Dashboard:\s+(\S+)/, 'dashboard'),
     dashboardEmail: m(/Dashboard:\s+\S+ \(sign in as ([^\s,)]+)/, 'dashboard email'),

@@ -152,6 +152,8 @@ describe('the sweep ledger', () => {
     const planned = await planSweep();
     expect(planned.status).toBe(201);
     const id = planned.body.id as string;
+    // No BNB price configured for test keys here: the USD cost is null, with the reason.
+    expect(planned.body.cost).toMatchObject({ usd: null, usdPrice: null, usdOmitted: expect.stringMatching(/^Test keys price no BNB .*TEST_NATIVE_USD_PRICES/) });
     expect((await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key })).body.state).toBeNull();
     const signed = signOffline(planned.body);
     const sent = await broadcast(id, signed);

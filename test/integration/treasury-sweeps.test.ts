@@ -76,7 +76,7 @@ beforeAll(async () => {
   await deployMulticall3(anvil);
   funding = anvil.accounts[2]!;
   destination = anvil.accounts[5]!;
-  stack = await startStack({ USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, TREASURY_DESTINATION_DELAY_SECONDS: '0' });
+  stack = await startStack({ USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, TREASURY_DESTINATION_DELAY_SECONDS: '0', TEST_NATIVE_USD_PRICES: 'BNB=612.34' });
   store = await stack.createStore('Sweeping shop');
   key = store.keys.test.secretKey;
   await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
@@ -151,8 +151,13 @@ describe('POST /v1/sweeps (EVM)', () => {
     expect(transfers).toHaveLength(sources.length);
     expect(transfers.every((t) => t.nonce === 0 && t.to === usdt.address.toLowerCase() && t.value === '0')).toBe(true);
     expect(txs.indexOf(topUps.at(-1)!)).toBeLessThan(txs.indexOf(transfers[0]!));
-    expect(first.body.cost).toMatchObject({ nativeCoin: 'BNB', usd: null });
-    expect(first.body.cost.usdOmitted).toMatch(/BNB\/USD/);
+    // The most the fees burn, priced at the configured BNB/USD price: wei × 61234000000 (10^-8 USD) in 10^-6 USD, rounded up.
+    const micro = (BigInt(first.body.plan.maxFeeWei) * 61_234_000_000n + 10n ** 20n - 1n) / 10n ** 20n;
+    expect(first.body.cost).toEqual({
+      nativeCoin: 'BNB', maxFee: expect.any(String), topUps: expect.any(String), usdPrice: '612.34', usdOmitted: null,
+      usd: `${micro / 1_000_000n}.${(micro % 1_000_000n).toString().padStart(6, '0')}`.replace(/\.?0+$/, ''),
+    });
+    expect(micro > 0n).toBe(true);
 
     await broadcast(first.body, 'top_up');
     await broadcast(first.body, 'transfer');

@@ -14,4 +14,13 @@ describe('config: live rates and idempotency leases', () => {
     expect(() => loadConfig({ RATE_MIN_KES_PER_USDT: '200', RATE_MAX_KES_PER_USDT: '150' })).toThrow(ConfigError);
     expect(() => loadConfig({ IDEMPOTENCY_LEASE_SECONDS: '0' })).toThrow(/IDEMPOTENCY_LEASE_SECONDS/);
   });
+
+  it('native coin prices: CoinGecko and Coinbase by default, either at another base URL, fixed test prices as COIN=price', () => {
+    expect(loadConfig({}).nativePrices).toEqual({ sources: ['coingecko', 'coinbase'], testPrices: {} });
+    const c = loadConfig({ NATIVE_PRICE_SOURCES: 'coingecko@http://127.0.0.1:9/gecko, coinbase', TEST_NATIVE_USD_PRICES: 'BNB=612.34, ETH = 3000' });
+    expect(c.nativePrices).toEqual({ sources: ['coingecko@http://127.0.0.1:9/gecko', 'coinbase'], testPrices: { BNB: '612.34', ETH: '3000' } });
+    expect(() => loadConfig({ NATIVE_PRICE_SOURCES: 'binance' })).toThrow(/NATIVE_PRICE_SOURCES: 'binance' is neither/);
+    expect(() => loadConfig({ NATIVE_PRICE_SOURCES: 'coinbase@ftp://x' })).toThrow(/NATIVE_PRICE_SOURCES/);
+    expect(() => loadConfig({ TEST_NATIVE_USD_PRICES: 'BNB=6e2' })).toThrow(/TEST_NATIVE_USD_PRICES: 'BNB=6e2'/);
+  });
 });

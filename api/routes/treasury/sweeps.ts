@@ -44,7 +44,8 @@ const planSchema = z
       nativeCoin: z.string().nullable(),
       maxFee: z.string().describe('The most the fees of every transaction can burn, in the native coin'),
       topUps: z.string().describe('Gas the funding address sends to the sources, in the native coin'),
-      usd: z.string().nullable(),
+      usd: z.string().nullable().describe('maxFee in USD at usdPrice, decimal string, 6 decimals, rounded up; null when no price (usdOmitted says why)'),
+      usdPrice: z.string().nullable().describe('USD per native coin the cost was priced at (docs/rates.md, "Native coin prices")'),
       usdOmitted: z.string().nullable().describe('Why usd is null'),
     }),
     plan: z.object({
