@@ -22,19 +22,21 @@ import { parseTreasuryRail } from './balances.js';
  * and by `GET /v1/sweeps/:id`) marks them final at the rail's confirmation depth. A sweep ends
  * once, `final` with a `sweep.completed` event or `failed` with a `sweep.failed` event.
  */
-interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string }
+interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string; firstSource?: number; sourceCount?: number }
 
 interface LedgerRow { seq: number; kind: 'top_up' | 'transfer'; source: string; from: string; to: string; amount: bigint }
 
 /**
  * The ledger rows of the plan's transaction at `index`: a top-up into its source, a transfer out
- * of its source, or, for the one transaction of a sponsored plan (it moves every source), one
- * transfer per source, numbered by source.
+ * of its source, or, for a transaction of a sponsored plan (it moves `sourceCount` sources from
+ * `firstSource`), one transfer per source it moves, numbered by source.
  */
 function ledgerRows(plan: SweepPlanBody, index: number, destination: string): LedgerRow[] {
   const t = (plan.transactions as readonly PlannedTx[])[index]!;
   if (t.kind === 'sponsored') {
-    return plan.sources.map((s, i) => ({ seq: i, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
+    const first = t.firstSource ?? 0;
+    return plan.sources.slice(first, first + (t.sourceCount ?? plan.sources.length))
+      .map((s, j) => ({ seq: first + j, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
   }
   if (t.kind === 'top_up') return [{ seq: index, kind: 'top_up', source: t.to, from: t.from, to: t.to, amount: BigInt(t.value) }];
   const amount = BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
