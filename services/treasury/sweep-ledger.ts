@@ -60,6 +60,8 @@ export interface SweepTransactionDto {
 export interface SweepDto {
   id: string;
   rail: string;
+  /** top_up or sponsored (EIP-7702): the plan's kind. */
+  kind: 'top_up' | 'sponsored';
   destination: string;
   /** null: planned, never broadcast. */
   state: SweepState | null;
@@ -79,6 +81,7 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
   return {
     id: row.id,
     rail: row.rail,
+    kind: (plan as { kind?: string }).kind === 'sponsored' ? 'sponsored' : 'top_up',
     destination: row.destination,
     state: row.state,
     totalToken: formatUnits(plan.sources.reduce((s, x) => s + BigInt(x.amountMinor), 0n), facts.decimals),

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeFunctionData, encodeFunctionData, parseEther, parseTransaction, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { toAbiOp } from '../../rails/evm/sponsored-plan.js';
-import { entryPointAbi, sweepCallData, userOpHash, type PlannedUserOp } from '../../rails/evm/user-op.js';
+import { entryPointAbi, sweepCallData, toAbiOp, userOpHash, type PlannedUserOp } from '../../rails/evm/user-op.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { deployAccountAbstraction } from '../helpers/account-abstraction.js';
@@ -189,6 +188,7 @@ describe('POST /v1/sweeps {kind: "sponsored"}', () => {
 
     // The ledger: one transfer per source, all with the one hash.
     const ledger = await stack.request({ method: 'GET', url: `/v1/sweeps/${res.body.id}`, key });
+    expect(ledger.body).toMatchObject({ kind: 'sponsored', state: expect.stringMatching(/^(mined|final)$/) });
     expect(ledger.body.transactions.map((t: { kind: string; source: string; to: string; hash: string }) => [t.kind, t.source, t.to, t.hash]))
       .toEqual(sources.map((s: string) => ['transfer', s, destination.toLowerCase(), sent.body.transactions[0].hash]));
 

@@ -131,6 +131,7 @@ const sweepSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
+    kind: z.enum(['top_up', 'sponsored']),
     destination: z.string(),
     state: sweepState.nullable().describe('null: planned, never broadcast; broadcast; mined (every transaction); final (at the rail\'s confirmation depth); failed'),
     totalToken: z.string().describe('Token the plan moves, decimal string'),
