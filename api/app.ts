@@ -100,6 +100,7 @@ function registerRoute(app: FastifyInstance, deps: ApiDeps, route: RouteDef): vo
     url: route.url,
     schema: routeSchema(route),
     ...documentOnly,
+    ...(route.bodyLimitBytes ? { bodyLimit: route.bodyLimitBytes } : {}),
     // Counted before the body is read: a client over its limit costs no parsing.
     onRequest: (route.localRateLimit ? localLimitHookOf : limitHookOf)(app, route.operationId, route.rateLimitPerMinute ?? defaultRateLimitPerMinute),
     handler: async (request: FastifyRequest, reply) => {

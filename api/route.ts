@@ -23,6 +23,8 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** How an `Idempotency-Key` record of this route is stored (api/plugins/idempotency.ts). */
   idempotency?: IdempotencyOptions;
   body?: B;
+  /** The most a body may hold, in bytes, where a route takes more than the app's 64 KB (signed sweep transactions). */
+  bodyLimitBytes?: number;
   /** The body may be left out altogether (every field optional): a missing body reads as `{}`. */
   bodyOptional?: boolean;
   query?: Q;

@@ -2,7 +2,8 @@
 // plans"). Per source it signs an EIP-7702 authorization delegating the address to the plan's
 // delegate (eth-infinitism's Simple7702Account) and an ERC-4337 v0.8 user operation whose only call
 // is the source's whole planned amount of the plan's token to the plan's destination, with zero
-// fees; then, with the funding key, the one type-4 transaction calling EntryPoint's handleOps.
+// fees; then, with the funding key, each type-4 transaction calling EntryPoint's handleOps with
+// the sources it carries (50 a transaction).
 // It checks all of that first and refuses the whole plan on any difference.
 import { decodeFunctionData, encodeFunctionData, keccak256, parseAbi } from 'viem';
 import { checkedTransfer, fail, isAddress, lower, sourceSigners } from './sweep-sign-common.mjs';
@@ -67,29 +68,47 @@ export function checkSponsoredPlan(plan, mnemonic, funding) {
     if (auth.chainId !== plan.chainId || lower(auth.address) !== lower(plan.delegate) || !Number.isInteger(auth.nonce) || auth.nonce < 0) fail(`the authorization of ${s.address} is not for the plan's delegate on chain ${plan.chainId}`);
     total += checkOp(op, plan, amounts);
   });
-  const [tx] = plan.transactions ?? [];
-  if (plan.transactions.length !== 1 || tx.kind !== 'sponsored' || tx.type !== 'eip7702') fail('a sponsored plan has exactly one EIP-7702 transaction');
-  if (lower(tx.from) !== lower(plan.funding) || lower(tx.to) !== lower(plan.entryPoint) || tx.value !== '0' || tx.chainId !== plan.chainId) fail(`the transaction goes from ${tx.from} to ${tx.to}: only from the funding address to the EntryPoint`);
-  if (!Number.isInteger(tx.nonce) || tx.nonce < 0) fail('the transaction has no valid nonce');
-  const maxFee = BigInt(tx.gas) * BigInt(tx.maxFeePerGas);
+  if (!Array.isArray(plan.transactions) || plan.transactions.length === 0) fail('the plan has no transaction');
+  let covered = 0;
+  let maxFee = 0n;
+  plan.transactions.forEach((tx, i) => {
+    if (tx.kind !== 'sponsored' || tx.type !== 'eip7702') fail('a sponsored plan holds only EIP-7702 transactions');
+    if (lower(tx.from) !== lower(plan.funding) || lower(tx.to) !== lower(plan.entryPoint) || tx.value !== '0' || tx.chainId !== plan.chainId) fail(`transaction ${i} goes from ${tx.from} to ${tx.to}: only from the funding address to the EntryPoint`);
+    if (!Number.isInteger(tx.nonce) || tx.nonce < 0) fail(`transaction ${i} has no valid nonce`);
+    // The transactions carry the sources in order, each once.
+    if (tx.firstSource !== covered || !Number.isInteger(tx.sourceCount) || tx.sourceCount < 1) fail(`transaction ${i} does not carry the next sources`);
+    covered += tx.sourceCount;
+    maxFee += BigInt(tx.gas) * BigInt(tx.maxFeePerGas);
+  });
+  if (covered !== n) fail('the transactions do not carry every source');
 
-  const sign = async () => {
-    const authorizationList = [];
+  /** Each source's authorization and signed op, in the plan's order. */
+  const signSources = async () => {
+    const authorizations = [];
     const ops = [];
     for (let i = 0; i < n; i++) {
       const source = signers.get(lower(plan.sources[i].address));
       const auth = plan.authorizations[i];
-      authorizationList.push(await source.signAuthorization({ chainId: auth.chainId, contractAddress: lower(plan.delegate), nonce: auth.nonce }));
+      authorizations.push(await source.signAuthorization({ chainId: auth.chainId, contractAddress: lower(plan.delegate), nonce: auth.nonce }));
       const op = plan.userOps[i];
       const signature = await source.signTypedData(userOpTypedData(op, plan));
       ops.push({ ...op, nonce: BigInt(op.nonce), preVerificationGas: BigInt(op.preVerificationGas), signature });
     }
-    const data = encodeFunctionData({ abi: entryPointAbi, functionName: 'handleOps', args: [ops, lower(plan.funding)] });
-    const raw = await funding.signTransaction({
-      type: 'eip7702', chainId: plan.chainId, nonce: tx.nonce, gas: BigInt(tx.gas), maxFeePerGas: BigInt(tx.maxFeePerGas),
-      maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas), to: lower(plan.entryPoint), value: 0n, data, authorizationList,
-    });
-    return [{ kind: 'sponsored', from: lower(plan.funding), nonce: tx.nonce, hash: keccak256(raw), raw }];
+    return { authorizations, ops };
+  };
+  const sign = async () => {
+    const { authorizations, ops } = await signSources();
+    const signed = [];
+    for (const tx of plan.transactions) {
+      const end = tx.firstSource + tx.sourceCount;
+      const data = encodeFunctionData({ abi: entryPointAbi, functionName: 'handleOps', args: [ops.slice(tx.firstSource, end), lower(plan.funding)] });
+      const raw = await funding.signTransaction({
+        type: 'eip7702', chainId: plan.chainId, nonce: tx.nonce, gas: BigInt(tx.gas), maxFeePerGas: BigInt(tx.maxFeePerGas),
+        maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas), to: lower(plan.entryPoint), value: 0n, data, authorizationList: authorizations.slice(tx.firstSource, end),
+      });
+      signed.push({ kind: 'sponsored', from: lower(plan.funding), nonce: tx.nonce, hash: keccak256(raw), raw });
+    }
+    return signed;
   };
   return { total, maxFee, topUps: 0n, sign };
 }

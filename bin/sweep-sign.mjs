@@ -95,7 +95,7 @@ async function main() {
   writeFileSync(out, JSON.stringify({ planId: answer.id ?? null, chainId: plan.chainId, transactions: signed }, null, 2));
   process.stdout.write(
     [
-      `kind         ${plan.kind === 'sponsored' ? `sponsored: one EIP-7702 transaction from ${plan.funding}, delegate ${plan.delegate}` : 'top-ups, then one transfer per source'}`,
+      `kind         ${plan.kind === 'sponsored' ? `sponsored: ${plan.transactions.length} EIP-7702 transaction(s) from ${plan.funding}, delegate ${plan.delegate}, no top-ups` : 'top-ups, then one transfer per source'}`,
       `destination  ${plan.destination}`,
       `token        ${plan.token} on chain ${plan.chainId}`,
       `sources      ${plan.sources.length}, moving ${total} (smallest unit)${answer.totalToken ? ` = ${answer.totalToken} ${answer.tokenSymbol ?? ''}` : ''}`,

@@ -74,3 +74,11 @@ export function userOpHash(op: PlannedUserOp, delegate: Address, entryPoint: Add
     },
   });
 }
+
+/** A planned op with its signature, as `handleOps` takes it. */
+export function toAbiOp(op: PlannedUserOp, signature: Hex) {
+  return {
+    sender: op.sender as Address, nonce: BigInt(op.nonce), initCode: op.initCode, callData: op.callData, accountGasLimits: op.accountGasLimits,
+    preVerificationGas: BigInt(op.preVerificationGas), gasFees: op.gasFees, paymasterAndData: op.paymasterAndData, signature,
+  };
+}

@@ -26,19 +26,21 @@ import { parseTreasuryRail } from './balances.js';
  * depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
  * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
  */
-interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string }
+interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string; firstSource?: number; sourceCount?: number }
 
 interface LedgerRow { seq: number; kind: 'top_up' | 'transfer'; source: string; from: string; to: string; amount: bigint }
 
 /**
  * The ledger rows of the plan's transaction at `index`: a top-up into its source, a transfer out
- * of its source, or, for the one transaction of a sponsored plan (it moves every source), one
- * transfer per source, numbered by source.
+ * of its source, or, for a transaction of a sponsored plan (it moves `sourceCount` sources from
+ * `firstSource`), one transfer per source it moves, numbered by source.
  */
 function ledgerRows(plan: SweepPlanBody, index: number, destination: string): LedgerRow[] {
   const t = (plan.transactions as readonly PlannedTx[])[index]!;
   if (t.kind === 'sponsored') {
-    return plan.sources.map((s, i) => ({ seq: i, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
+    const first = t.firstSource ?? 0;
+    return plan.sources.slice(first, first + (t.sourceCount ?? plan.sources.length))
+      .map((s, j) => ({ seq: first + j, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
   }
   if (t.kind === 'top_up') return [{ seq: index, kind: 'top_up', source: t.to, from: t.from, to: t.to, amount: BigInt(t.value) }];
   const amount = BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
@@ -51,7 +53,9 @@ function ledgerRows(plan: SweepPlanBody, index: number, destination: string): Le
  */
 function ledgerPlan(plan: SweepPlanBody): Array<{ kind: 'top_up' | 'transfer'; planned: PlannedTx }> {
   const txs = plan.transactions as readonly PlannedTx[];
-  return txs.flatMap((t) => (t.kind === 'sponsored' ? plan.sources.map(() => ({ kind: 'transfer' as const, planned: t })) : [{ kind: t.kind, planned: t }]));
+  return txs.flatMap((t) => (t.kind === 'sponsored'
+    ? plan.sources.slice(t.firstSource ?? 0, (t.firstSource ?? 0) + (t.sourceCount ?? plan.sources.length)).map(() => ({ kind: 'transfer' as const, planned: t }))
+    : [{ kind: t.kind, planned: t }]));
 }
 
 export interface SweepTransactionDto {
@@ -71,6 +75,8 @@ export interface SweepTransactionDto {
 export interface SweepDto {
   id: string;
   rail: string;
+  /** top_up or sponsored (EIP-7702): the plan's kind. */
+  kind: 'top_up' | 'sponsored';
   destination: string;
   /** null: planned, never broadcast. */
   state: SweepState | null;
@@ -92,6 +98,7 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
   return {
     id: row.id,
     rail: row.rail,
+    kind: (plan as { kind?: string }).kind === 'sponsored' ? 'sponsored' : 'top_up',
     destination: row.destination,
     state: row.state,
     totalToken: formatUnits(plan.sources.reduce((s, x) => s + BigInt(x.amountMinor), 0n), facts.decimals),

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeFunctionData, encodeFunctionData, parseEther, parseTransaction, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { toAbiOp } from '../../rails/evm/sponsored-plan.js';
-import { entryPointAbi, sweepCallData, userOpHash, type PlannedUserOp } from '../../rails/evm/user-op.js';
+import { entryPointAbi, sweepCallData, toAbiOp, userOpHash, type PlannedUserOp } from '../../rails/evm/user-op.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { deployAccountAbstraction } from '../helpers/account-abstraction.js';
@@ -60,7 +59,7 @@ function signOffline(answer: unknown): { transactions: { raw: Hex; kind: string 
   writeFileSync(planFile, JSON.stringify(answer));
   const r = spawnSync(process.execPath, ['--import', './test/helpers/no-network.mjs', 'bin/sweep-sign.mjs', planFile, '--mnemonic-file', mnemonicFile, '--out', out], { encoding: 'utf8' });
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-  expect(r.stdout).toContain('sponsored: one EIP-7702 transaction');
+  expect(r.stdout).toMatch(/sponsored: \d+ EIP-7702 transaction\(s\) from/);
   return JSON.parse(readFileSync(out, 'utf8'));
 }
 
@@ -190,6 +189,7 @@ describe('POST /v1/sweeps {kind: "sponsored"}', () => {
 
     // The ledger: one transfer per source, all with the one hash.
     const ledger = await stack.request({ method: 'GET', url: `/v1/sweeps/${res.body.id}`, key });
+    expect(ledger.body).toMatchObject({ kind: 'sponsored', state: expect.stringMatching(/^(mined|final)$/) });
     expect(ledger.body.transactions.map((t: { kind: string; source: string; to: string; hash: string }) => [t.kind, t.source, t.to, t.hash]))
       .toEqual(sources.map((s: string) => ['transfer', s, destination.toLowerCase(), sent.body.transactions[0].hash]));
     // Followed to the end like any sweep: past the confirmation depth every source's row is final, and so is the sweep.
@@ -207,6 +207,33 @@ describe('POST /v1/sweeps {kind: "sponsored"}', () => {
     expect(replay.body.error.message).toMatch(/broadcast already/);
     expect(await anvil.publicClient.getTransactionCount({ address: funding })).toBe(nonceAfter);
   }, 120_000);
+
+  it('carries 50 sources a transaction: 52 sources are two transactions with consecutive funding nonces', async () => {
+    const paid: Address[] = [];
+    for (let i = 0; i < 52; i++) paid.push(await newPaidLink(usdt18(BigInt(i + 1))));
+    const total = usdt18(BigInt((52 * 53) / 2));
+    const before = await usdt.balanceOf(destination);
+    const res = await sponsored();
+    expect(res.status).toBe(201);
+    const txs = res.body.plan.transactions;
+    const nonce = await anvil.publicClient.getTransactionCount({ address: funding });
+    expect(txs.map((t: { firstSource: number; sourceCount: number; nonce: number }) => [t.firstSource, t.sourceCount, t.nonce])).toEqual([[0, 50, nonce], [50, 2, nonce + 1]]);
+    const signed = signOffline(res.body);
+    // The two signed transactions swapped: refused, nothing sent.
+    const swapped = await broadcastPlan(res.body.id, { transactions: [...signed.transactions].reverse() });
+    expect(swapped.status).toBe(409);
+    expect(await anvil.publicClient.getTransactionCount({ address: funding })).toBe(nonce);
+    const sent = await broadcastPlan(res.body.id, signed);
+    expect(sent.status).toBe(200);
+    expect(sent.body.transactions.map((x: { status: string }) => x.status)).toEqual(['success', 'success']);
+    expect(await usdt.balanceOf(destination)).toBe(before + total);
+    for (const a of paid) expect(await usdt.balanceOf(a)).toBe(0n);
+    const receipts = await Promise.all(sent.body.transactions.map((t: { hash: Hex }) => anvil.publicClient.getTransactionReceipt({ hash: t.hash })));
+    gasPerAddress.push(`50 fresh sources in one transaction, ${receipts[0]!.gasUsed} gas (limit ${txs[0].gas}), ${receipts[0]!.gasUsed / 50n} per address`);
+    const ledger = await stack.request({ method: 'GET', url: `/v1/sweeps/${res.body.id}`, key });
+    expect(ledger.body.transactions).toHaveLength(52);
+    expect(new Set(ledger.body.transactions.map((t: { hash: string }) => t.hash)).size).toBe(2);
+  }, 300_000);
 
   it('sweeps addresses already delegated by an earlier sweep: the nonces move on', async () => {
     const sources = (await stack.request({ method: 'GET', url: '/v1/treasury/balances?rail=USDT_BSC&limit=500', key })).body.data[0].addresses.map((a: { address: Address }) => a.address);

@@ -16,6 +16,8 @@ const txSchema = z.object({
   maxPriorityFeePerGas: z.string(),
   chainId: z.number().int(),
   type: z.enum(['eip1559', 'eip7702']),
+  firstSource: z.number().int().optional().describe('Sponsored: the first source (and authorization, and user operation) this transaction carries'),
+  sourceCount: z.number().int().optional().describe('Sponsored: how many it carries (at most 50)'),
 });
 
 const userOpSchema = z.object({
@@ -103,6 +105,9 @@ export const broadcastSweepPlanRoute = defineRoute({
   tags: ['Treasury'],
   auth: 'secret',
   params: z.object({ id: z.string().describe('swp_…') }),
+  // A sponsored transaction carries 50 authorizations and user operations (about 80 KB of hex);
+  // a top-up plan one transaction per source: thousands of sources fit in 8 MB.
+  bodyLimitBytes: 8 * 1024 * 1024,
   body: z.object({
     transactions: z
       .array(z.object({ raw: z.string().describe('A signed transaction, 0x…') }).loose())
@@ -128,6 +133,7 @@ const sweepSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
+    kind: z.enum(['top_up', 'sponsored']),
     destination: z.string(),
     state: sweepState.nullable().describe(
       "null: planned, never broadcast; broadcast (a transaction in no block yet); mined (every one in a block); final (every transfer at the rail's confirmation depth); "
