@@ -129,3 +129,9 @@ export async function findC2bSettings(db: CommonQueryMethods, storeId: string, e
       c2b_pull_error AS pull_error, c2b_pulled_at::text AS pulled_at
     FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${environment}`);
 }
+
+/** Keeps a Pull Transactions notice's summary, and lets those older than `keepDays` go. */
+export async function recordPullNotice(db: CommonQueryMethods, n: { shortcode: string | null; summary: Record<string, string> }, keepDays: number): Promise<void> {
+  await db.query(sql.unsafe`INSERT INTO mpesa_pull_notices (shortcode, summary) VALUES (${n.shortcode}, ${sql.jsonb(n.summary)})`);
+  await db.query(sql.unsafe`DELETE FROM mpesa_pull_notices WHERE received_at < now() - make_interval(days => ${keepDays})`);
+}
