@@ -107,7 +107,7 @@ function pullState(pull: { registeredAt: string | null; error: string | null; pu
 }
 
 /**
- * Paybill and till payments whose account number matched no link: listed with what Daraja sent,
+ * Paybill and till payments that matched no link (by account number, or a till's by amount): listed with what Daraja sent,
  * and assignable to a link by an owner or developer (recorded as `user:<id>`).
  */
 async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Promise<SafeHtml> {
@@ -122,7 +122,7 @@ async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Pro
     }</td></tr>`,
   );
   return html`<section class="card" aria-labelledby="unallocated"><h2 id="unallocated">Unallocated payments (${total})</h2>
-<p class="muted">Paybill and till payments whose account number matched no open link. Assigning one to a link counts it there as usual.</p>
+<p class="muted">Paybill payments whose account number matched no open link, and till payments whose amount no single open link has due. Assigning one to a link counts it there as usual.</p>
 ${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link</th></tr></thead><tbody>${rows}</tbody></table>`}
 </section>`;
 }
