@@ -114,3 +114,24 @@ export async function recordUnverifiedFindings(db: CommonQueryMethods, q: { rail
     ON CONFLICT (id) DO NOTHING RETURNING id`);
   return created.length;
 }
+
+const c2bSettings = z.object({
+  settles_alone: z.boolean(),
+  unallocated_allowed: z.boolean(),
+  pull_registered_at: z.string().nullable(),
+  pull_error: z.string().nullable(),
+  pulled_at: z.string().nullable(),
+});
+/** A connection's C2B policy and its Pull Transactions registration, as a page shows them. */
+export async function findC2bSettings(db: CommonQueryMethods, storeId: string, environment: Environment) {
+  return db.maybeOne(sql.type(c2bSettings)`
+    SELECT c2b_settles_alone AS settles_alone, c2b_unallocated_allowed AS unallocated_allowed, c2b_pull_registered_at::text AS pull_registered_at,
+      c2b_pull_error AS pull_error, c2b_pulled_at::text AS pulled_at
+    FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${environment}`);
+}
+
+/** Keeps a Pull Transactions notice's summary, and lets those older than `keepDays` go. */
+export async function recordPullNotice(db: CommonQueryMethods, n: { shortcode: string | null; summary: Record<string, string> }, keepDays: number): Promise<void> {
+  await db.query(sql.unsafe`INSERT INTO mpesa_pull_notices (shortcode, summary) VALUES (${n.shortcode}, ${sql.jsonb(n.summary)})`);
+  await db.query(sql.unsafe`DELETE FROM mpesa_pull_notices WHERE received_at < now() - make_interval(days => ${keepDays})`);
+}

@@ -1,6 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { mpesaCallbackRoute } from './callbacks/mpesa.js';
-import { c2bConfirmationRoute, c2bValidationRoute } from './callbacks/c2b.js';
+import { c2bConfirmationRoute, c2bValidationRoute, pullNoticeRoute } from './callbacks/c2b.js';
 import { assignUnallocatedRoute, listUnallocatedRoute } from './mobile-money/unallocated.js';
 import { listClientChains } from './chains/for-client.js';
 import { getCheckoutRoute } from './checkout/get.js';
@@ -59,6 +59,7 @@ export const allRoutes: RouteDef[] = [
   mpesaCallbackRoute,
   c2bValidationRoute,
   c2bConfirmationRoute,
+  pullNoticeRoute,
   listUnallocatedRoute,
   assignUnallocatedRoute,
   getStoreSettingsRoute,

@@ -15,3 +15,14 @@ CREATE INDEX mpesa_c2b_payments_awaiting_idx ON mpesa_c2b_payments (received_at)
 ALTER TABLE reconciliation_findings DROP CONSTRAINT reconciliation_findings_kind_check;
 ALTER TABLE reconciliation_findings ADD CONSTRAINT reconciliation_findings_kind_check
   CHECK (kind IN ('mismatch', 'outflow', 'unmatched_payment', 'unverified_payment'));
+
+-- Safaricom's notices about a shortcode's Pull Transactions registration, posted to the CallBackURL
+-- given at registration (/v1/callbacks/c2b/pull-notices). The URL carries no credential, so only a
+-- bounded summary of each is kept (services/mpesa/pull-notices.ts), for 30 days.
+CREATE TABLE mpesa_pull_notices (
+  id           bigserial PRIMARY KEY,
+  shortcode    text,
+  summary      jsonb NOT NULL,
+  received_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX mpesa_pull_notices_received_idx ON mpesa_pull_notices (received_at);

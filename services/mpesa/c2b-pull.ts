@@ -203,7 +203,7 @@ function asPost(record: PulledRecord, shortcode: string): C2bPost {
 
 
 /**
- * Where Safaricom may send notices about the Pull registration. Nothing is served there: the
- * queries are all the backfill needs (a 404 answers any notice).
+ * Where Safaricom may send notices about the Pull registration: acknowledged, and a bounded
+ * summary kept (services/mpesa/pull-notices.ts); the queries are all the backfill needs.
  */
 export const pullNoticePath = '/v1/callbacks/c2b/pull-notices';

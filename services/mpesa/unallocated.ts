@@ -12,8 +12,8 @@ import { tellMobileMoneyCallback } from '../../temporal-client/index.js';
 import type { StoreScope } from '../scope.js';
 
 /**
- * Unallocated M-Pesa payments: paybill or till payments whose reference matched no link (a typo
- * the check character caught, a closed link, a till payment without a reference), kept with what
+ * Unallocated M-Pesa payments: paybill or till payments that matched no link (a typo the check
+ * character caught, a closed link, a till payment whose amount no single open link has due), kept with what
  * Daraja sent. An owner or developer assigns one to a link (audited); the link then counts it as
  * usual, from the stored row.
  */

@@ -168,7 +168,33 @@ describe('the merchant journey', () => {
     await expect(text(owner, '[data-testid="mpesa-environment"]')).resolves.toBe('sandbox');
     const html = await owner.content();
     for (const secret of [paybill.consumerKey, paybill.consumerSecret, paybill.passkey]) expect(html).not.toContain(secret);
+    // The C2B URLs are registered; Pull Transactions was not asked for (no nominated number).
+    await expect(text(owner, '[data-testid="mpesa-c2b"]')).resolves.toContain('URLs registered (v2)');
+    await expect(text(owner, '[data-testid="mpesa-pull"]')).resolves.toContain('Not registered');
+    await expect(text(owner, '[data-testid="mpesa-settles-alone"]')).resolves.toBe('settle a link by themselves');
     await look(owner, 'mobile-money-connected');
+
+    // Reconnecting with a nominated number and the policy chosen; Daraja refuses the Pull registration once.
+    const withPull = async () => {
+      await owner.selectOption('#f-c2bUnallocatedAllowed', 'true');
+      await owner.fill('#f-c2bPullNominatedNumber', sandboxTestPhone);
+      await connect(paybill.consumerSecret);
+      await owner.waitForURL(`${stack.baseUrl}/dashboard/mobile-money?connected=1`);
+    };
+    daraja.failNext(1, 'spike_arrest', '/pulltransactions/v1/register');
+    await withPull();
+    const refused = await text(owner, '[data-testid="mpesa-pull-error"]');
+    expect(refused).toContain('Daraja refused to register Pull Transactions');
+    expect(refused).toContain('Spike Arrest Violation');
+    await expect(text(owner, '[data-testid="mpesa-c2b"]')).resolves.toContain('URLs registered (v2)');
+    await expect(text(owner, '[data-testid="mpesa-unallocated-allowed"]')).resolves.toBe('accepted at validation, kept as unallocated');
+    // The form shows the policy in force.
+    await expect(owner.locator('#f-c2bUnallocatedAllowed').inputValue()).resolves.toBe('true');
+    await look(owner, 'mobile-money-pull-refused');
+    await withPull();
+    await expect(text(owner, '[data-testid="mpesa-pull"]')).resolves.toMatch(/^Registered .+; last pulled not yet$/);
+    await expect(owner.locator('[data-testid="mpesa-pull-error"]').count()).resolves.toBe(0);
+    expect(daraja.pullRegistrations.get(paybill.shortCode)?.nominatedNumber).toBe(sandboxTestPhone);
   });
 
   it('3. registers the EVM and TRON xpubs; the first addresses shown are index 0 of each', async () => {

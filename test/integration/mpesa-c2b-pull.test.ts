@@ -233,6 +233,33 @@ describe('a waiting confirmation that no pull can corroborate', () => {
   });
 });
 
+describe("Safaricom's notices about the Pull registration", () => {
+  it('are acknowledged and kept as a bounded summary, changing nothing else', async () => {
+    const notices = () => stack.pool.any(sql.type(z.object({ shortcode: z.string().nullable(), summary: z.record(z.string(), z.string()) }))`
+      SELECT shortcode, summary FROM mpesa_pull_notices ORDER BY id`);
+    const before = (await notices()).length;
+    const notice = { ResponseRefID: 'ab12-3456', ResponseStatus: '1000', ShortCode: merchant.shortCode, ResponseDescription: 'ShortCode 174379 Registered Successfully' };
+    const res = await stack.request({ method: 'POST', url: '/v1/callbacks/c2b/pull-notices', payload: notice });
+    expect([res.status, res.body]).toEqual([200, { ResultCode: '0', ResultDesc: 'Accepted' }]);
+    expect((await notices()).slice(before)).toEqual([{ shortcode: merchant.shortCode, summary: notice }]);
+
+    // Anyone can post here: whatever comes is cut down (20 scalar fields, 200 characters each), never stored whole.
+    const flood = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, 'x'.repeat(1_000)]));
+    const big = await stack.request({ method: 'POST', url: '/v1/callbacks/c2b/pull-notices', payload: { nested: { deep: true }, ShortCode: 'not a code', ...flood } });
+    expect(big.status).toBe(200);
+    const kept = (await notices()).at(-1)!;
+    expect(kept.shortcode).toBeNull();
+    expect(Object.keys(kept.summary)).toHaveLength(19);
+    expect(Object.values(kept.summary).every((v) => v.length <= 200)).toBe(true);
+    expect(kept.summary.nested).toBeUndefined();
+    const count = (await notices()).length;
+    const odd = await stack.request({ method: 'POST', url: '/v1/callbacks/c2b/pull-notices', payload: ['not', 'an', 'object'] });
+    expect(odd.status).toBe(400);
+    expect(odd.body.error).toMatchObject({ type: 'invalid_request_error' });
+    expect(await notices()).toHaveLength(count);
+  });
+});
+
 describe('the scheduled pull', () => {
   it('runs as a workflow and backfills a dropped confirmation on its own', async () => {
     await connect({ c2bPullNominatedNumber: nominated, c2bSettlesAlone: true });

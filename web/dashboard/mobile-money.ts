@@ -12,8 +12,13 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, dashboardPage, field, fieldError, formatTime, formError, notice } from './layout.js';
 import type { DashboardSession } from './session.js';
 
-/** The spec's five inputs, then the optional till details the API also accepts. */
-const connectFields = ['consumerKey', 'consumerSecret', 'shortcode', 'passkey', 'environment', 'shortcodeType', 'storeNumber'];
+/** The spec's five inputs, then the optional till details, C2B policy and Pull registration the API also accepts. */
+const connectFields = [
+  'consumerKey', 'consumerSecret', 'shortcode', 'passkey', 'environment', 'shortcodeType', 'storeNumber',
+  'c2bSettlesAlone', 'c2bUnallocatedAllowed', 'c2bPullNominatedNumber',
+];
+/** The policy selects post "true" or "false"; the API takes booleans. */
+const booleanFields = ['c2bSettlesAlone', 'c2bUnallocatedAllowed'];
 
 /** Only what identifies the shortcode is ever shown again; the three credentials never are. */
 interface ShownValues {
@@ -21,6 +26,9 @@ interface ShownValues {
   environment?: string;
   shortcodeType?: string;
   storeNumber?: string;
+  c2bSettlesAlone?: string;
+  c2bUnallocatedAllowed?: string;
+  c2bPullNominatedNumber?: string;
 }
 
 function select(name: string, label: string, options: [string, string][], chosen: string | undefined, errors: FormErrors): SafeHtml {
@@ -43,12 +51,17 @@ async function render(deps: ApiDeps, session: DashboardSession, values: ShownVal
 <dt>Type</dt><dd>${connection.shortcodeType === 'till' ? `Till (store number ${connection.storeNumber ?? ''})` : 'Paybill'}</dd>
 <dt>Environment</dt><dd data-testid="mpesa-environment">${expected}</dd>
 <dt>Connected</dt><dd>${formatTime(connection.connectedAt)}</dd>
-<dt>Paybill payments from the M-Pesa menu</dt><dd data-testid="mpesa-c2b">${
+<dt>Paybill and till payments from the M-Pesa menu</dt><dd data-testid="mpesa-c2b">${
       connection.c2b.error
         ? html`<span class="field-error" role="alert" data-testid="mpesa-c2b-error">Confirmation URLs not registered with M-Pesa: ${connection.c2b.error}</span>${
             connection.c2b.registeredAt ? html` (the URLs registered ${formatTime(connection.c2b.registeredAt)} still work)` : ''}`
         : html`URLs registered (${connection.c2b.apiVersion ?? ''}) ${formatTime(connection.c2b.registeredAt ?? '')}`
     }</dd>
+<dt>Pull Transactions (backfill)</dt><dd data-testid="mpesa-pull">${pullState(connection.pull)}</dd>
+<dt>Confirmations</dt><dd data-testid="mpesa-settles-alone">${
+      connection.c2bPolicy.settlesAlone ? 'settle a link by themselves' : 'wait until Pull Transactions corroborates them'}</dd>
+<dt>Account numbers that match no open link</dt><dd data-testid="mpesa-unallocated-allowed">${
+      connection.c2bPolicy.unallocatedAllowed ? 'accepted at validation, kept as unallocated' : 'refused at validation (where M-Pesa asks)'}</dd>
 </dl>
 <p class="muted">The consumer key, consumer secret and passkey are stored encrypted and are never shown again.</p>`
     : html`<p class="empty" data-testid="mpesa-connection">No M-Pesa shortcode is connected in the ${auth.environment} environment yet.</p>`;
@@ -70,6 +83,12 @@ ${field({ name: 'passkey', label: 'Passkey', type: 'password', secret: true, req
 ${select('environment', 'Environment', [['sandbox', 'Sandbox'], ['live', 'Live']], values.environment ?? expected, errors)}
 ${select('shortcodeType', 'Shortcode type', [['paybill', 'Paybill'], ['till', 'Till (Buy Goods)']], values.shortcodeType ?? 'paybill', errors)}
 ${field({ name: 'storeNumber', label: 'Store number (tills only)', value: values.storeNumber, errors, hint: 'The head-office number the till belongs to' })}
+${select('c2bSettlesAlone', 'Menu payment confirmations', [['true', 'Settle a link by themselves'], ['false', 'Wait for Pull Transactions to corroborate them']],
+    values.c2bSettlesAlone ?? String(connection?.c2bPolicy.settlesAlone ?? true), errors)}
+${select('c2bUnallocatedAllowed', 'Account numbers that match no open link', [['false', 'Refuse them at validation'], ['true', 'Accept them (kept as unallocated)']],
+    values.c2bUnallocatedAllowed ?? String(connection?.c2bPolicy.unallocatedAllowed ?? false), errors)}
+${field({ name: 'c2bPullNominatedNumber', label: 'Pull Transactions nominated number (optional)', value: values.c2bPullNominatedNumber, errors,
+    hint: 'A Safaricom number of the business (2547XXXXXXXX): registers the shortcode for Pull Transactions, which finds payments whose confirmation never arrived' })}
 </div>
 <button type="submit" class="primary">Check and connect</button>
 </form>
@@ -77,8 +96,18 @@ ${field({ name: 'storeNumber', label: 'Store number (tills only)', value: values
   return dashboardPage(session, 'mobile-money', 'Mobile money', body);
 }
 
+/** The Pull Transactions registration beside the C2B URLs': registered, refused (with Daraja's words), or never asked. */
+function pullState(pull: { registeredAt: string | null; error: string | null; pulledAt: string | null }): SafeHtml {
+  if (pull.error) {
+    return html`<span class="field-error" role="alert" data-testid="mpesa-pull-error">Not registered for Pull Transactions: ${pull.error}</span>${
+      pull.registeredAt ? html` (the registration of ${formatTime(pull.registeredAt)} still stands)` : ''}`;
+  }
+  if (pull.registeredAt) return html`Registered ${formatTime(pull.registeredAt)}; last pulled ${pull.pulledAt ? formatTime(pull.pulledAt) : 'not yet'}`;
+  return html`Not registered: connect with a nominated number to have missed confirmations found`;
+}
+
 /**
- * Paybill and till payments whose account number matched no link: listed with what Daraja sent,
+ * Paybill and till payments that matched no link (by account number, or a till's by amount): listed with what Daraja sent,
  * and assignable to a link by an owner or developer (recorded as `user:<id>`).
  */
 async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Promise<SafeHtml> {
@@ -93,13 +122,18 @@ async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Pro
     }</td></tr>`,
   );
   return html`<section class="card" aria-labelledby="unallocated"><h2 id="unallocated">Unallocated payments (${total})</h2>
-<p class="muted">Paybill and till payments whose account number matched no open link. Assigning one to a link counts it there as usual.</p>
+<p class="muted">Paybill payments whose account number matched no open link, and till payments whose amount no single open link has due. Assigning one to a link counts it there as usual.</p>
 ${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link</th></tr></thead><tbody>${rows}</tbody></table>`}
 </section>`;
 }
 
 function connectBody(form: Form): Record<string, unknown> {
-  return Object.fromEntries(connectFields.map((name) => [name, optionalText(form, name)]));
+  return Object.fromEntries(connectFields.map((name) => {
+    const value = optionalText(form, name);
+    if (!booleanFields.includes(name) || value === undefined) return [name, value];
+    // Anything but the two options is handed on as posted, for the API's schema to refuse next to the field.
+    return [name, value === 'true' ? true : value === 'false' ? false : value];
+  }));
 }
 
 export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): void {
@@ -140,7 +174,11 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
       }, connectFields);
       if (result.ok) return reply.redirect('/dashboard/mobile-money?connected=1', 303);
       if (result.headers) reply.headers(result.headers);
-      const shown = { shortcode: form.get('shortcode') ?? '', environment: form.get('environment') ?? undefined, shortcodeType: form.get('shortcodeType') ?? undefined, storeNumber: form.get('storeNumber') ?? '' };
+      const shown = {
+        shortcode: form.get('shortcode') ?? '', environment: form.get('environment') ?? undefined, shortcodeType: form.get('shortcodeType') ?? undefined,
+        storeNumber: form.get('storeNumber') ?? '', c2bSettlesAlone: form.get('c2bSettlesAlone') ?? undefined,
+        c2bUnallocatedAllowed: form.get('c2bUnallocatedAllowed') ?? undefined, c2bPullNominatedNumber: form.get('c2bPullNominatedNumber') ?? '',
+      };
       return sendPage(reply, result.status, await render(deps, session, shown, result.errors, html``));
     }, { role: 'owner' }),
   );

@@ -1,6 +1,8 @@
 import { z } from 'zod/v4';
 import { c2bPostSchema } from '../../../rails/mpesa/c2b.js';
 import { confirmC2bPayment, validateC2bPayment } from '../../../services/mpesa/c2b-callbacks.js';
+import { pullNoticePath } from '../../../services/mpesa/c2b-pull.js';
+import { receivePullNotice } from '../../../services/mpesa/pull-notices.js';
 import { defineRoute } from '../../route.js';
 
 /**
@@ -44,4 +46,21 @@ export const c2bConfirmationRoute = defineRoute({
     },
   },
   handler: async ({ deps, params, body, request }) => confirmC2bPayment({ ...deps, logger: request.log as never }, params.token, body),
+});
+
+export const pullNoticeRoute = defineRoute({
+  method: 'POST',
+  url: pullNoticePath,
+  operationId: 'receivePullTransactionsNotice',
+  summary: "M-Pesa Pull Transactions notice (called by Safaricom, not by merchants): news about the shortcode's Pull registration",
+  tags: ['Callbacks'],
+  auth: 'none',
+  // Unauthenticated and written to the database: a tight limit per client.
+  rateLimitPerMinute: 30,
+  body: z.unknown().describe('As Safaricom sends it (no documented shape): only a bounded summary of its top-level fields is kept'),
+  bodyOptional: true,
+  responses: {
+    200: { description: 'Acknowledged; the notice changes nothing', schema: z.object({ ResultCode: z.literal('0'), ResultDesc: z.literal('Accepted') }) },
+  },
+  handler: async ({ deps, body, request }) => receivePullNotice({ pool: deps.pool, logger: request.log as never }, body),
 });
