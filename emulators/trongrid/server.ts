@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { toFunctionSelector } from 'viem';
 import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { answerJsonRpc, TronChain } from './jsonrpc.js';
+import { answerMulticall } from './multicall.js';
 import { triggerTransactionJson } from './transaction.js';
 
 /**
@@ -18,6 +19,11 @@ export interface TronGridEmulator {
   /** Deploys a token at a TRON address (base58); calls to unknown contracts fail as on chain. */
   addToken(contract: string): void;
   setBalance(contract: string, holder: string, amount: bigint): void;
+  /** Deploys Multicall3 at a TRON address (base58): `aggregate3` of token and TRX balances (multicall.ts). */
+  addMulticall3(address: string): void;
+  /** An account's TRX balance, in sun. */
+  setTrx(holder: string, sun: bigint): void;
+  trxOf(holder: string): bigint;
   /** Constant calls answered so far. */
   readonly calls: number;
   /** The chain behind `/jsonrpc` and `/walletsolidity/getnowblock` (TRC-20 transfers, solidified blocks, reorgs). */
@@ -72,6 +78,8 @@ function parseCall(body: Record<string, unknown>, visibleQuery: boolean): CallRe
 
 export async function startTronGridEmulator(opts: { host?: string; port?: number } = {}): Promise<TronGridEmulator> {
   const balances = new Map<string, Map<string, bigint>>(); // contract 41-hex → holder 41-hex → amount
+  const trx = new Map<string, bigint>(); // holder 41-hex → sun
+  const multicalls = new Set<string>(); // 41-hex
   let calls = 0;
   let blockNumber = 60_000_000;
   const showAddress = (visible: boolean) => (hex41: Buffer) => (visible ? tronAddressFromBytes(hex41.subarray(1)) : hex41.toString('hex'));
@@ -79,7 +87,8 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
 
   function answer(call: CallRequest): Record<string, unknown> {
     const token = balances.get(call.contract.toString('hex'));
-    if (!token) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: text(call.visible, 'Smart contract is not exist.') } };
+    const multicall = multicalls.has(call.contract.toString('hex'));
+    if (!token && !multicall) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: text(call.visible, 'Smart contract is not exist.') } };
     blockNumber += 1;
     const blockHash = createHash('sha256').update(String(blockNumber)).digest();
     const timestamp = Date.now();
@@ -96,13 +105,26 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       call.visible,
       showAddress(call.visible),
     );
+    if (multicall) {
+      const result = answerMulticall({
+        self: `0x${call.contract.subarray(1).toString('hex')}`,
+        tokenBalance: (t, holder) => balances.get(`41${t.slice(2)}`)?.get(`41${holder.slice(2)}`) ?? (balances.has(`41${t.slice(2)}`) ? 0n : undefined),
+        trxBalance: (holder) => trx.get(`41${holder.slice(2)}`) ?? 0n,
+        head: chain.head,
+      }, call.data);
+      if (result === null) {
+        (transaction.ret as object[])[0] = { ret: 'FAILED' };
+        return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
+      }
+      return { result: { result: true }, energy_used: 2_000 + 3_000 * Math.floor(call.data.length / 100), constant_result: [result], transaction };
+    }
     const selector = call.data.subarray(0, 4).toString('hex');
     if (selector !== balanceOfSelector || call.data.length !== 36) {
       (transaction.ret as object[])[0] = { ret: 'FAILED' };
       return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
     }
     const holder = `41${call.data.subarray(16, 36).toString('hex')}`;
-    const amount = token.get(holder) ?? 0n;
+    const amount = token!.get(holder) ?? 0n;
     return { result: { result: true }, energy_used: 935, constant_result: [amount.toString(16).padStart(64, '0')], transaction };
   }
 
@@ -162,6 +184,13 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       if (!token) throw new Error(`no token at ${contract}: addToken first`);
       token.set(hex(holder), amount);
     },
+    addMulticall3(address) {
+      multicalls.add(hex(address));
+    },
+    setTrx(holder, sun) {
+      trx.set(hex(holder), sun);
+    },
+    trxOf: (holder) => trx.get(hex(holder)) ?? 0n,
     get calls() {
       return calls;
     },
