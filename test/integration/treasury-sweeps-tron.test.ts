@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { recoverAddress } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
 import { sql } from 'slonik';
 import { utils } from 'tronweb';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { chainFees } from '../../emulators/trongrid/accounts.js';
 import { startTronGridEmulator, transferEnergy, type TronGridEmulator } from '../../emulators/trongrid/server.js';
-import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
+import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { tronMulticall3 } from '../../rails/tron/holdings.js';
 import { tronBandwidth } from '../../rails/tron/transaction.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
@@ -155,6 +161,31 @@ describe('POST /v1/sweeps (TRON)', () => {
     expect(p.trxBurnedSun).toBe(burned.toString());
     expectSignable(txs, p.expiresAtMs);
     console.log(`TRON TRX top-ups, 3 sources: at most ${Number(burned) / 1e6} TRX burned (${Number(burned) / 3e6} per swept address)`);
+  });
+
+  it('is signed offline by sweep:sign with the test mnemonic, with no network: every signature recovers to its owner', async () => {
+    const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+    const funding = tronAddress(Buffer.from(mnemonicToAccount(mnemonic, { path: "m/44'/195'/0'/0/0" as never }).publicKey.slice(4), 'hex'));
+    tron.setTrx(funding, 100_000_000n);
+    tron.stakeForEnergy(funding, 100_000_000_000n);
+    const res = await plan(funding);
+    expect(res.status).toBe(201);
+    const dir = mkdtempSync(join(tmpdir(), 'tron-sweep-'));
+    writeFileSync(join(dir, 'mnemonic.txt'), mnemonic);
+    writeFileSync(join(dir, 'plan.json'), JSON.stringify(res.body));
+    const r = spawnSync(process.execPath, ['--import', './test/helpers/no-network.mjs', 'bin/sweep-sign.mjs', join(dir, 'plan.json'), '--mnemonic-file', join(dir, 'mnemonic.txt')], { encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(r.stdout).toContain('13.200001 USDT');
+    const signed = JSON.parse(readFileSync(join(dir, 'plan.signed.json'), 'utf8'));
+    expect(signed.planId).toBe(res.body.id);
+    const txs: PlanTx[] = res.body.plan.transactions;
+    expect(signed.transactions).toHaveLength(txs.length);
+    for (const [i, s] of signed.transactions.entries()) {
+      const out = JSON.parse(s.raw);
+      expect(out.raw_data_hex).toBe(txs[i]!.raw_data_hex);
+      const signer = await recoverAddress({ hash: `0x${out.txID}`, signature: `0x${out.signature[0]}` });
+      expect(tronAddressFromBytes(Buffer.from(signer.slice(2), 'hex'))).toBe(txs[i]!.from);
+    }
   });
 
   it('refuses a funding account that cannot pay, one with no account, and an EVM destination, storing nothing', async () => {
