@@ -25,7 +25,7 @@ import { triggerConstantContract, TronReadError, type TronReadOptions } from './
 export const tronMulticall3: Readonly<Record<Environment, string>> = {
   // Mainnet: named Multicall3 on chain; SunSwap's SDK and DefiLlama read through it.
   live: 'TEazPvZwDjDtFeJupyo7QunvnrnUjPH8ED',
-  // Nile testnet.
+  // Nile testnet: as one public project's tests name it; not checked against Nile from here.
   test: 'TPX1jdAu3qdGCZCWX1m75RtB2wgtKotuDC',
 };
 
