@@ -90,6 +90,12 @@ if (which.includes('growth')) {
   print('growth', await benchGrowth());
 }
 
+// Opt-in only: `npm run bench treasury-tron` (the same on TRON, against the TronGrid emulator).
+if (which.includes('treasury-tron')) {
+  const { benchTreasuryTron } = await import('./treasury-tron.js');
+  print('treasury-tron', await benchTreasuryTron());
+}
+
 // Opt-in only: `npm run bench treasury` (the treasury's balance read of 10,000 handed-out addresses).
 if (which.includes('treasury')) {
   const { benchTreasury } = await import('./treasury.js');

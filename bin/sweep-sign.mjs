@@ -5,6 +5,7 @@
 // never imports it (the same test checks api/, worker/, services/, activities/).
 //
 //   npm run sweep:sign -- plan.json --mnemonic-file F [--funding-path "m/44'/60'/0'/0/0" | --funding-key-file K] [--out signed.json]
+//   (a TRON plan: the funding path defaults to m/44'/195'/0'/0/0; bin/sweep-sign-tron.mjs checks and signs it)
 //
 // It checks, before signing anything, that every source's path derives the source's address from
 // the mnemonic, that the funding key is the plan's funding address, and that every transaction is
@@ -18,9 +19,10 @@ import { formatUnits, keccak256 } from 'viem';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { checkedTransfer, fail, isAddress, lower, sourceSigners } from './sweep-sign-common.mjs';
 import { checkSponsoredPlan } from './sweep-sign-sponsored.mjs';
+import { signTronPlan } from './sweep-sign-tron.mjs';
 
 function parseArgs(argv) {
-  const out = { plan: undefined, mnemonicFile: undefined, fundingPath: "m/44'/60'/0'/0/0", fundingKeyFile: undefined, out: undefined };
+  const out = { plan: undefined, mnemonicFile: undefined, fundingPath: undefined, fundingKeyFile: undefined, out: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--mnemonic-file') out.mnemonicFile = argv[++i];
@@ -85,9 +87,13 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const answer = JSON.parse(readFileSync(args.plan, 'utf8'));
   const mnemonic = readFileSync(args.mnemonicFile, 'utf8').trim().split(/\s+/).join(' ');
+  // Plans whose transactions are signed by their txID (raw_data_hex and txID: TRON's) go to
+  // bin/sweep-sign-tron.mjs; the funding key by default is the mnemonic's first receive address there.
+  const tron = typeof (answer.plan ?? answer)?.transactions?.[0]?.raw_data_hex === 'string';
   const funding = args.fundingKeyFile
     ? privateKeyToAccount(readFileSync(args.fundingKeyFile, 'utf8').trim())
-    : mnemonicToAccount(mnemonic, { path: args.fundingPath });
+    : mnemonicToAccount(mnemonic, { path: args.fundingPath ?? (tron ? "m/44'/195'/0'/0/0" : "m/44'/60'/0'/0/0") });
+  if (tron) return signTron(args, answer, mnemonic, funding);
   const plan = answer.plan ?? answer;
   const { total, maxFee, topUps, sign } = plan?.kind === 'sponsored' ? checkSponsoredPlan(plan, mnemonic, funding) : checkTopUpPlan(plan, mnemonic, funding);
   const signed = await sign();
@@ -103,6 +109,31 @@ async function main() {
       // The USD figure is the service's (at its price when it planned); the signer checks the amounts, not prices.
       `max fees     ${formatUnits(maxFee, 18)}${typeof answer.cost?.usd === 'string' ? ` (at most ${answer.cost.usd} USD at ${answer.cost.usdPrice} per coin, the plan's price)` : ''}`,
       `signed       ${signed.length} transactions -> ${out}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** TRON plans (bin/sweep-sign-tron.mjs): every raw_data_hex decoded and checked, each txID signed. */
+async function signTron(args, answer, mnemonic, funding) {
+  const plan = answer.plan ?? answer;
+  if (!Array.isArray(plan.sources) || !Array.isArray(plan.transactions)) fail('this is not a sweep plan (no sources or transactions)');
+  let result;
+  try {
+    result = await signTronPlan(plan, (path) => mnemonicToAccount(mnemonic, { path }), funding);
+  } catch (err) {
+    fail(err.message);
+  }
+  const out = args.out ?? args.plan.replace(/\.json$/, '') + '.signed.json';
+  writeFileSync(out, JSON.stringify({ planId: answer.id ?? null, network: 'tron', transactions: result.signed }, null, 2));
+  process.stdout.write(
+    [
+      `destination  ${plan.destination}`,
+      `token        ${plan.token} on TRON (${plan.kind})`,
+      `sources      ${plan.sources.length}, moving ${result.total} (smallest unit)${answer.totalToken ? ` = ${answer.totalToken} ${answer.tokenSymbol ?? ''}` : ''}`,
+      `top-ups      ${formatUnits(result.topUps, 6)} TRX from ${plan.funding}`,
+      `TRX burned   at most ${formatUnits(BigInt(plan.trxBurnedSun), 6)}`,
+      `signed       ${result.signed.length} transactions -> ${out}`,
       '',
     ].join('\n'),
   );

@@ -164,7 +164,15 @@ export class TronChain {
    * timestamp). Its transactions are left out: nothing here reads them.
    */
   solidifiedBlockJson() {
-    const b = this.solidified;
+    return this.httpBlockJson(this.solidified);
+  }
+
+  /** The head block as `/wallet/getnowblock` answers it (the same shape). */
+  headBlockJson() {
+    return this.httpBlockJson(this.head);
+  }
+
+  private httpBlockJson(b: Block) {
     return {
       blockID: b.hash.slice(2),
       block_header: {

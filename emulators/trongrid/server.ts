@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { toFunctionSelector } from 'viem';
 import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { answerJsonRpc, TronChain } from './jsonrpc.js';
+import { chainFees, TronAccounts } from './accounts.js';
+import { answerMulticall } from './multicall.js';
 import { triggerTransactionJson } from './transaction.js';
 
 /**
@@ -18,6 +20,15 @@ export interface TronGridEmulator {
   /** Deploys a token at a TRON address (base58); calls to unknown contracts fail as on chain. */
   addToken(contract: string): void;
   setBalance(contract: string, holder: string, amount: bigint): void;
+  /** Deploys Multicall3 at a TRON address (base58): `aggregate3` of token and TRX balances (multicall.ts). */
+  addMulticall3(address: string): void;
+  /** An account's TRX balance, in sun. */
+  setTrx(holder: string, sun: bigint): void;
+  trxOf(holder: string): bigint;
+  /** Stakes `sun` for energy (Stake 2.0) on an account, which it may delegate. */
+  stakeForEnergy(holder: string, sun: bigint): void;
+  /** Accounts, resources and delegations (accounts.ts). */
+  readonly accounts: TronAccounts;
   /** Constant calls answered so far. */
   readonly calls: number;
   /** The chain behind `/jsonrpc` and `/walletsolidity/getnowblock` (TRC-20 transfers, solidified blocks, reorgs). */
@@ -26,6 +37,9 @@ export interface TronGridEmulator {
 }
 
 const balanceOfSelector = toFunctionSelector('balanceOf(address)').slice(2);
+const transferSelector = toFunctionSelector('transfer(address,uint256)').slice(2);
+/** A USDT transfer's energy on mainnet before the dynamic energy penalty: to a holder, and to an address holding none. */
+export const transferEnergy = (recipientHolds: boolean) => (recipientHolds ? 29_650 : 64_285);
 
 interface CallRequest {
   visible: boolean;
@@ -72,6 +86,8 @@ function parseCall(body: Record<string, unknown>, visibleQuery: boolean): CallRe
 
 export async function startTronGridEmulator(opts: { host?: string; port?: number } = {}): Promise<TronGridEmulator> {
   const balances = new Map<string, Map<string, bigint>>(); // contract 41-hex → holder 41-hex → amount
+  const accounts = new TronAccounts(); // keyed by 41-hex
+  const multicalls = new Set<string>(); // 41-hex
   let calls = 0;
   let blockNumber = 60_000_000;
   const showAddress = (visible: boolean) => (hex41: Buffer) => (visible ? tronAddressFromBytes(hex41.subarray(1)) : hex41.toString('hex'));
@@ -79,7 +95,8 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
 
   function answer(call: CallRequest): Record<string, unknown> {
     const token = balances.get(call.contract.toString('hex'));
-    if (!token) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: text(call.visible, 'Smart contract is not exist.') } };
+    const multicall = multicalls.has(call.contract.toString('hex'));
+    if (!token && !multicall) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: text(call.visible, 'Smart contract is not exist.') } };
     blockNumber += 1;
     const blockHash = createHash('sha256').update(String(blockNumber)).digest();
     const timestamp = Date.now();
@@ -96,13 +113,37 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       call.visible,
       showAddress(call.visible),
     );
+    if (multicall) {
+      const result = answerMulticall({
+        self: `0x${call.contract.subarray(1).toString('hex')}`,
+        tokenBalance: (t, holder) => balances.get(`41${t.slice(2)}`)?.get(`41${holder.slice(2)}`) ?? (balances.has(`41${t.slice(2)}`) ? 0n : undefined),
+        trxBalance: (holder) => accounts.trxOf(`41${holder.slice(2)}`),
+        head: chain.head,
+      }, call.data);
+      if (result === null) {
+        (transaction.ret as object[])[0] = { ret: 'FAILED' };
+        return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
+      }
+      return { result: { result: true }, energy_used: 2_000 + 3_000 * Math.floor(call.data.length / 100), constant_result: [result], transaction };
+    }
     const selector = call.data.subarray(0, 4).toString('hex');
+    if (selector === transferSelector && call.data.length === 68) {
+      // What the transfer would do: revert without the balance; USDT's energy, more for a recipient holding none (a new storage slot).
+      const from = call.owner.toString('hex');
+      const to = `41${call.data.subarray(16, 36).toString('hex')}`;
+      const amount = BigInt(`0x${call.data.subarray(36, 68).toString('hex')}`);
+      if ((token!.get(from) ?? 0n) < amount) {
+        (transaction.ret as object[])[0] = { ret: 'FAILED' };
+        return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 1_000, constant_result: [''], transaction };
+      }
+      return { result: { result: true }, energy_used: transferEnergy((token!.get(to) ?? 0n) > 0n), constant_result: ['1'.padStart(64, '0')], transaction };
+    }
     if (selector !== balanceOfSelector || call.data.length !== 36) {
       (transaction.ret as object[])[0] = { ret: 'FAILED' };
       return { result: { result: true, message: text(call.visible, 'REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
     }
     const holder = `41${call.data.subarray(16, 36).toString('hex')}`;
-    const amount = token.get(holder) ?? 0n;
+    const amount = token!.get(holder) ?? 0n;
     return { result: { result: true }, energy_used: 935, constant_result: [amount.toString(16).padStart(64, '0')], transaction };
   }
 
@@ -128,6 +169,20 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(chain.solidifiedBlockJson()));
       return;
     }
+    const read = readRoutes[url.pathname];
+    if (read && (req.method === 'POST' || req.method === 'GET')) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      let reply: unknown;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+        reply = read(body, body.visible === true || url.searchParams.get('visible') === 'true');
+      } catch (err) {
+        reply = { Error: `class java.lang.IllegalArgumentException : ${(err as Error).message}` };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+      return;
+    }
     if (req.method !== 'POST' || !/^\/wallet(solidity)?\/triggerconstantcontract$/.test(url.pathname)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
       return;
@@ -148,6 +203,19 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   }
 
+  // java-tron's account and chain reads (accounts.ts), by path.
+  const who = (body: Record<string, unknown>, field: string, visible: boolean) => parseAddress(body[field], visible, field).toString('hex');
+  const readRoutes: Record<string, (body: Record<string, unknown>, visible: boolean) => unknown> = {
+    '/wallet/getnowblock': () => chain.headBlockJson(),
+    '/wallet/getchainparameters': () => ({ chainParameter: Object.entries(chainFees).map(([key, value]) => ({ key, value })) }),
+    '/wallet/getaccount': (body, visible) => accounts.accountJson(who(body, 'address', visible), (a) => showAddress(visible)(Buffer.from(a, 'hex'))),
+    '/wallet/getaccountresource': (body, visible) => accounts.resourceJson(who(body, 'address', visible)),
+    '/wallet/getcandelegatedmaxsize': (body, visible) => {
+      const max = body.type === 1 ? accounts.canDelegateSun(who(body, 'owner_address', visible)) : 0n;
+      return max > 0n ? { max_size: Number(max) } : {};
+    },
+  };
+
   const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -162,6 +230,17 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       if (!token) throw new Error(`no token at ${contract}: addToken first`);
       token.set(hex(holder), amount);
     },
+    addMulticall3(address) {
+      multicalls.add(hex(address));
+    },
+    setTrx(holder, sun) {
+      accounts.setTrx(hex(holder), sun);
+    },
+    trxOf: (holder) => accounts.trxOf(hex(holder)),
+    stakeForEnergy(holder, sun) {
+      accounts.stakeForEnergy(hex(holder), sun);
+    },
+    accounts,
     get calls() {
       return calls;
     },

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { bytesField, varintField } from '../../rails/tron/transaction.js';
 
 /**
  * The unsigned `TriggerSmartContract` transaction java-tron puts beside a constant call's result,
@@ -17,20 +18,6 @@ export interface TriggerRaw {
 
 const triggerTypeUrl = 'type.googleapis.com/protocol.TriggerSmartContract';
 const triggerSmartContractType = 31;
-
-function varint(value: number | bigint): Buffer {
-  let v = BigInt(value);
-  const out: number[] = [];
-  while (v >= 0x80n) {
-    out.push(Number((v & 0x7fn) | 0x80n));
-    v >>= 7n;
-  }
-  out.push(Number(v));
-  return Buffer.from(out);
-}
-
-const bytesField = (field: number, value: Buffer): Buffer => Buffer.concat([varint((field << 3) | 2), varint(value.length), value]);
-const varintField = (field: number, value: number): Buffer => Buffer.concat([varint(field << 3), varint(value)]);
 
 export function encodeTriggerRaw(t: TriggerRaw): Buffer {
   const trigger = Buffer.concat([bytesField(1, t.ownerAddress), bytesField(2, t.contractAddress), bytesField(4, t.data)]);

@@ -4,7 +4,9 @@ import { scanEvmTick } from '../evm/scan-tick.js';
 import { evmChainView, type EvmDialect } from '../evm/watch-view.js';
 import type { RailAdapter } from '../payment-method.js';
 import { readSolidifiedBlock, readTrc20Balance } from './client.js';
+import { parseTronDestination, tronTreasuryRead } from './holdings.js';
 import { tronMethod } from './method.js';
+import { planTronSweep } from './sweep-plan.js';
 
 /**
  * TRON is scanned by the EVM scanner through TronGrid's `/jsonrpc` (same `Transfer` logs), with
@@ -17,14 +19,15 @@ const tronDialect: EvmDialect = {
   watchAddress: (hex) => tronAddressFromBytes(Buffer.from(hex.slice(2), 'hex')),
 };
 
-/** TRON's adapter: its rules (method.ts), the EVM scanner in TRON's dialect, TRC-20 balance and reconciliation reads. */
+/** TRON's adapter: its rules (method.ts), the EVM scanner in TRON's dialect, TRC-20 balance, treasury and reconciliation reads. */
 export const tronAdapter: RailAdapter = {
   ...tronMethod,
   scanTick: (ctx, rail, environment, cursor, nowMs) =>
     scanEvmTick(ctx.pool, evmChainView(ctx, rail, environment, tronDialect), ctx.watchSet('tron', environment), cursor, nowMs),
   readBalance: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }),
   reconcileView: reconcileChain,
-  // Not built yet: TronGrid's /jsonrpc has no Multicall3 and the TRON emulator no eth_call; reading
-  // one address per request is what docs/treasury.md rules out.
-  treasury: { kind: 'not_built', reason: 'Reading TRON balances in batches is not built yet: use a TRON explorer for these addresses meanwhile.' },
+  // Plans only (rails/tron/sweep-plan.ts): offline signing and broadcast are not built for TRON yet.
+  sweepPlan: planTronSweep,
+  // TRX has 6 decimals (sun). Balances come through Multicall3's aggregate3 (rails/tron/holdings.ts).
+  treasury: { kind: 'holdings', nativeDecimals: 6, read: tronTreasuryRead, parseDestination: parseTronDestination },
 };

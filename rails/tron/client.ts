@@ -36,7 +36,8 @@ export interface ConstantCall {
   parameter: string;
 }
 
-async function post(baseUrl: string, path: string, body: unknown, opts: TronReadOptions): Promise<unknown> {
+/** One POST to a java-tron HTTP route; the parsed JSON, or TronReadError. */
+export async function tronPost(baseUrl: string, path: string, body: unknown, opts: TronReadOptions): Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (opts.apiKey) headers['TRON-PRO-API-KEY'] = opts.apiKey;
   let res: Response;
@@ -58,7 +59,7 @@ async function post(baseUrl: string, path: string, body: unknown, opts: TronRead
 export async function triggerConstantContract(baseUrl: string, call: ConstantCall, opts: TronReadOptions = {}): Promise<string> {
   const path = '/wallet/triggerconstantcontract';
   const parsed = constantCallResponse.safeParse(
-    await post(baseUrl, path, {
+    await tronPost(baseUrl, path, {
       owner_address: call.ownerAddress,
       contract_address: call.contractAddress,
       function_selector: call.functionSelector,
@@ -103,7 +104,7 @@ const nowBlockResponse = z.object({
  */
 export async function readSolidifiedBlock(baseUrl: string, opts: TronReadOptions = {}): Promise<{ number: bigint; id: string }> {
   const path = '/walletsolidity/getnowblock';
-  const parsed = nowBlockResponse.safeParse(await post(baseUrl, path, {}, opts));
+  const parsed = nowBlockResponse.safeParse(await tronPost(baseUrl, path, {}, opts));
   if (!parsed.success) throw new TronReadError(`TronGrid ${path} answered an unexpected shape`);
   return { number: BigInt(parsed.data.block_header.raw_data.number), id: `0x${parsed.data.blockID.toLowerCase()}` };
 }

@@ -3,8 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeFunctionData, erc20Abi, parseTransaction, recoverTransactionAddress, type Address, type Hex } from 'viem';
+import { utils } from 'tronweb';
+import { encodeFunctionData, erc20Abi, parseTransaction, recoverAddress, recoverTransactionAddress, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
+import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
+import { unsignedTronTx, type TronContract } from '../../rails/tron/transaction.js';
 
 /**
  * The offline sweep signer (bin/sweep-sign.mjs, docs/treasury.md): run as the merchant would, with
@@ -109,5 +112,79 @@ describe('sweep:sign (offline signer)', () => {
     };
     for (const root of ['api', 'worker', 'services', 'activities', 'rails', 'runtime', 'workflows', 'db', 'domain', 'web']) walk(root);
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('sweep:sign (TRON plans)', () => {
+  const tronOf = (path: string) => tronAddress(Buffer.from(mnemonicToAccount(mnemonic, { path: path as `m/44'/60'/${string}` }).publicKey.slice(4), 'hex'));
+  const usdt = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+  const tronDestination = 'TEazPvZwDjDtFeJupyo7QunvnrnUjPH8ED';
+  const tronFunding = tronOf("m/44'/195'/0'/0/0");
+  const header = { refBlockNumber: 70_000_123n, refBlockId: `00000000042c1e7b${'ab'.repeat(24)}`, expirationMs: 1_764_400_000_000, timestampMs: 1_764_399_100_000 };
+  const tronSources = [
+    { path: "m/44'/195'/0'/1/0", amountMinor: '10000000' },
+    { path: "m/44'/195'/0'/0/3", amountMinor: '2500001' },
+  ].map((s) => ({ ...s, address: tronOf(s.path) }));
+  const data = (to: string, amount: string) => `a9059cbb${tronAddressToEvmHex(to).slice(2).padStart(64, '0')}${BigInt(amount).toString(16).padStart(64, '0')}`;
+  const tx = (kind: string, from: string, source: string, value: string, contract: TronContract, h = header) => ({ kind, from, source, value, ...unsignedTronTx(h, contract) });
+  const delegate = (type: 'DelegateResourceContract' | 'UnDelegateResourceContract', receiver: string) =>
+    tx(type === 'DelegateResourceContract' ? 'delegate' : 'undelegate', tronFunding, receiver, '7000000', { type, owner: tronFunding, receiver, balanceSun: 7_000_000n, resource: 'ENERGY' });
+  const transfer = (s: (typeof tronSources)[number], to = tronDestination, amount = s.amountMinor) =>
+    tx('transfer', s.address, s.address, amount, { type: 'TriggerSmartContract', owner: s.address, contract: usdt, data: data(to, amount) }, { ...header, feeLimitSun: 7_000_000n } as never);
+
+  function tronPlan(change: (p: any) => void = () => undefined) {
+    const answer: any = {
+      id: 'swp_tron', totalToken: '12.500001', tokenSymbol: 'USDT',
+      plan: {
+        network: 'tron', kind: 'energy_delegation', token: usdt, destination: tronDestination, funding: tronFunding, expiresAtMs: header.expirationMs, trxBurnedSun: '1000000',
+        sources: tronSources.map((s) => ({ address: s.address, path: s.path, amountMinor: s.amountMinor })),
+        transactions: [
+          tx('activate', tronFunding, tronSources[1]!.address, '1', { type: 'TransferContract', owner: tronFunding, to: tronSources[1]!.address, amountSun: 1n }),
+          ...tronSources.map((s) => delegate('DelegateResourceContract', s.address)),
+          ...tronSources.map((s) => transfer(s)),
+          ...tronSources.map((s) => delegate('UnDelegateResourceContract', s.address)),
+        ],
+      },
+    };
+    change(answer);
+    return answer;
+  }
+
+  it('signs each txID with its owner\'s key, offline, after decoding every transaction', async () => {
+    const answer = tronPlan();
+    const r = sign(answer);
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(r.stdout).toContain(`destination  ${tronDestination}`);
+    expect(r.stdout).toContain('12.500001 USDT');
+    const signed = JSON.parse(readFileSync(r.out, 'utf8'));
+    expect(signed.transactions).toHaveLength(answer.plan.transactions.length);
+    for (const [i, s] of signed.transactions.entries()) {
+      const planned = answer.plan.transactions[i];
+      const out = JSON.parse(s.raw);
+      expect({ txID: out.txID, raw: out.raw_data_hex }).toEqual({ txID: planned.txID, raw: planned.raw_data_hex });
+      expect(utils.transaction.txCheck(out)).toBe(true);
+      const signer = await recoverAddress({ hash: `0x${out.txID}`, signature: `0x${out.signature[0]}` });
+      expect(tronAddressFromBytes(Buffer.from(signer.slice(2), 'hex'))).toBe(planned.from);
+    }
+  });
+
+  it('refuses the whole TRON plan, writing nothing, when any transaction\'s bytes differ from a sweep', () => {
+    const stranger = 'TPX1jdAu3qdGCZCWX1m75RtB2wgtKotuDC';
+    const cases: [string, (p: any) => void, RegExp][] = [
+      ['a path that derives another address', (a) => { a.plan.sources[0].path = "m/44'/195'/0'/1/1"; }, /derives/],
+      ['a transfer to another recipient', (a) => { a.plan.transactions[3] = transfer(tronSources[0]!, stranger); }, /does not pay the destination/],
+      ['a transfer of another amount', (a) => { a.plan.transactions[4] = transfer(tronSources[1]!, tronDestination, '1'); }, /not the planned/],
+      ['a JSON that says one thing and bytes another', (a) => { a.plan.transactions[3].raw_data_hex = transfer(tronSources[0]!, stranger).raw_data_hex; }, /not the SHA-256/],
+      ['TRX to a stranger', (a) => { a.plan.transactions[0] = tx('activate', tronFunding, stranger, '1', { type: 'TransferContract', owner: tronFunding, to: stranger, amountSun: 1n }); }, /only from the funding account to a source/],
+      ['energy never taken back', (a) => { a.plan.transactions.pop(); }, /not all taken back/],
+      ['another funding account', (a) => { a.plan.funding = stranger; }, /funding key/],
+    ];
+    for (const [what, change, message] of cases) {
+      const r = sign(tronPlan(change));
+      expect({ what, status: r.status }).toEqual({ what, status: 1 });
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toContain('NETWORK');
+      expect(existsSync(r.out)).toBe(false);
+    }
   });
 });

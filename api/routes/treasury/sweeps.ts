@@ -31,6 +31,56 @@ const userOpSchema = z.object({
   paymasterAndData: z.string(),
 });
 
+const evmPlanSchema = z.object({
+  kind: z.literal('sponsored').optional().describe('Present on a sponsored plan'),
+  chainId: z.number().int(),
+  blockNumber: z.string().describe('Every balance, nonce and fee was read at this block'),
+  token: z.string(),
+  destination: z.string(),
+  funding: z.string(),
+  sources: z.array(z.object({ address: z.string(), path: z.string().nullable(), amountMinor: z.string() })),
+  delegate: z.string().optional().describe('Sponsored: the EIP-7702 delegate (Simple7702Account)'),
+  entryPoint: z.string().optional().describe('Sponsored: EntryPoint v0.8, as the delegate names it'),
+  authorizations: z.array(z.object({ source: z.string(), chainId: z.number().int(), address: z.string(), nonce: z.number().int() })).optional()
+    .describe('Sponsored: per source, the EIP-7702 authorization it signs'),
+  userOps: z.array(userOpSchema).optional().describe('Sponsored: per source, the user operation it signs'),
+  transactions: z.array(txSchema).describe('Unsigned, in broadcast order: top-ups first, then one transfer per source; a sponsored plan has one per 50 sources'),
+  topUpWei: z.string(),
+  maxFeeWei: z.string(),
+  fundingBalanceWei: z.string(),
+}).meta({ id: 'EvmSweepPlanBody' });
+
+const tronTxSchema = z.object({
+  kind: z.enum(['activate', 'delegate', 'top_up', 'transfer', 'undelegate']).describe('activate: 1 sun creating a source\'s account; delegate / undelegate: Stake 2.0 energy from the funding account; top_up: TRX to burn; transfer: the TRC-20 transfer'),
+  from: z.string().describe('The owner, who signs'),
+  source: z.string(),
+  value: z.string().describe('Sun moved or delegated; the token (smallest unit) for a transfer'),
+  visible: z.literal(true),
+  txID: z.string().describe('SHA-256 of raw_data_hex: what the owner signs'),
+  raw_data: z.record(z.string(), z.unknown()),
+  raw_data_hex: z.string(),
+});
+
+const tronPlanSchema = z.object({
+  network: z.literal('tron'),
+  kind: z.enum(['energy_delegation', 'trx_top_ups']).describe('energy_delegation: staked energy lent to each source and taken back; trx_top_ups: TRX sent to burn for energy'),
+  blockNumber: z.string().describe('The head block every transaction references'),
+  token: z.string(),
+  destination: z.string(),
+  funding: z.string(),
+  expiresAtMs: z.number().int().describe('Every transaction expires then (raw_data.expiration)'),
+  sources: z.array(z.object({ address: z.string(), path: z.string().nullable(), amountMinor: z.string(), accountExists: z.boolean(), bandwidth: z.string(), trxSun: z.string() })),
+  transactions: z.array(tronTxSchema).describe('Unsigned, in broadcast order: activations, top-ups or delegations, the transfers, then undelegations'),
+  energyPerTransfer: z.string(),
+  fees: z.object({ energySun: z.string(), bandwidthSun: z.string(), newAccountSun: z.string() }),
+  delegatableSun: z.string(),
+  delegatedSun: z.string(),
+  trxBurnedSun: z.string().describe('The most the plan burns in TRX (sun), either kind'),
+  topUpWei: z.string().describe('TRX (sun) the funding account sends to the sources'),
+  maxFeeWei: z.string(),
+  fundingBalanceWei: z.string(),
+}).meta({ id: 'TronSweepPlanBody' });
+
 const planSchema = z
   .object({
     id: z.string().describe('swp_…'),
@@ -50,24 +100,7 @@ const planSchema = z
       usdPrice: z.string().nullable().describe('USD per native coin the cost was priced at (docs/rates.md, "Native coin prices")'),
       usdOmitted: z.string().nullable().describe('Why usd is null'),
     }),
-    plan: z.object({
-      kind: z.literal('sponsored').optional().describe('Present on a sponsored plan'),
-      chainId: z.number().int(),
-      blockNumber: z.string().describe('Every balance, nonce and fee was read at this block'),
-      token: z.string(),
-      destination: z.string(),
-      funding: z.string(),
-      sources: z.array(z.object({ address: z.string(), path: z.string().nullable(), amountMinor: z.string() })),
-      delegate: z.string().optional().describe('Sponsored: the EIP-7702 delegate (Simple7702Account)'),
-      entryPoint: z.string().optional().describe('Sponsored: EntryPoint v0.8, as the delegate names it'),
-      authorizations: z.array(z.object({ source: z.string(), chainId: z.number().int(), address: z.string(), nonce: z.number().int() })).optional()
-        .describe('Sponsored: per source, the EIP-7702 authorization it signs'),
-      userOps: z.array(userOpSchema).optional().describe('Sponsored: per source, the user operation it signs'),
-      transactions: z.array(txSchema).describe('Unsigned, in broadcast order: top-ups first, then one transfer per source; a sponsored plan has one'),
-      topUpWei: z.string(),
-      maxFeeWei: z.string(),
-      fundingBalanceWei: z.string(),
-    }),
+    plan: z.union([evmPlanSchema, tronPlanSchema]),
   })
   .meta({ id: 'SweepPlan' });
 
@@ -79,7 +112,7 @@ export const createSweepPlanRoute = defineRoute({
   tags: ['Treasury'],
   auth: 'secret',
   body: z.strictObject({
-    rail: z.string().describe('An EVM rail, e.g. USDT_BSC'),
+    rail: z.string().describe('An EVM rail (e.g. USDT_BSC) or USDT_TRON'),
     destination: z.string().describe("On the store's sweep destinations, past its delay"),
     fundingAddress: z.string().describe('Pays the gas top-ups (or the sponsored transaction); you sign its transactions'),
     kind: z.enum(['top_up', 'sponsored']).optional()
