@@ -180,6 +180,7 @@ export type LinkPaymentRow = z.infer<typeof linkPaymentSchema>;
 const linkWithPaymentsSchema = linkRowSchema.extend({ payments: z.array(z.unknown()) });
 const checkoutLinkSchema = linkRowSchema.extend({
   store_name: z.string(), store_logo: z.string().nullable(), payments: z.array(z.unknown()), menu_payment: z.enum(['paybill', 'till']).nullable(),
+  shortcode_type: z.enum(['paybill', 'till']).nullable(),
 });
 
 /**
@@ -221,7 +222,9 @@ function parsePayments(payments: unknown[]): LinkPaymentRow[] {
  */
 export async function findCheckoutLinkWithPayments(
   db: CommonQueryMethods, id: string,
-): Promise<{ row: LinkRow; storeName: string; storeLogo: string | null; payments: LinkPaymentRow[]; menuPayment: 'paybill' | 'till' | null } | null> {
+): Promise<{
+  row: LinkRow; storeName: string; storeLogo: string | null; payments: LinkPaymentRow[]; menuPayment: 'paybill' | 'till' | null; shortcodeType: 'paybill' | 'till' | null;
+} | null> {
   const found = await db.maybeOne(sql.type(checkoutLinkSchema)`
     SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name,
       (SELECT l.sha256 || ' ' || l.content_type FROM store_logos l WHERE l.store_id = payment_links.store_id) AS store_logo,
@@ -229,13 +232,16 @@ export async function findCheckoutLinkWithPayments(
         JOIN mpesa_c2b_registrations r ON r.store_id = c.store_id AND r.environment = c.environment
         WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment
           AND r.registered_at IS NOT NULL AND r.error IS NULL) AS menu_payment,
+      (SELECT c.shortcode_type FROM mobile_money_connections c
+        WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment) AS shortcode_type,
       CASE WHEN status IN ('PENDING', 'PROCESSING') THEN ${paymentsJson} ELSE '[]' END AS payments
     FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
   if (!found) return null;
   // store_logo: "<sha256> <content type>" of the store's checkout logo (migration 0024), or null.
   // menu_payment: how the store's shortcode is paid from the M-Pesa menu, once Daraja took its C2B URLs (migration 0031).
-  const { payments, store_name, store_logo, menu_payment, ...row } = found;
-  return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments), menuPayment: menu_payment };
+  // shortcode_type: whether the prompt is paid to a paybill or a till (the page names which).
+  const { payments, store_name, store_logo, menu_payment, shortcode_type, ...row } = found;
+  return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments), menuPayment: menu_payment, shortcodeType: shortcode_type };
 }
 
 export async function listLinkPayments(db: CommonQueryMethods, linkId: string): Promise<LinkPaymentRow[]> {

@@ -29,6 +29,7 @@ export async function findCheckout(deps: CheckoutDeps, linkId: string): Promise<
     ...checkoutDto(found.row, found.storeName, deps.config, await progressOf(deps, found.row, found.payments)),
     storeLogoUrl: logoUrlOf(deps, found.storeLogo),
     mobileMoneyMenu: menuPaymentOf(found.row, found.payments, found.menuPayment),
+    mobileMoneyShortcodeType: found.shortcodeType,
   };
 }
 

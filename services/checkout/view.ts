@@ -75,6 +75,8 @@ export interface CheckoutView {
    * carries no account number to match it by, docs/mobile-money.md).
    */
   mobileMoneyMenu?: CheckoutMenuPayment | null;
+  /** Whether a prompt pays a paybill or a till (Buy Goods): the page names which. */
+  mobileMoneyShortcodeType?: 'paybill' | 'till' | null;
   expiresAt: string;
   confirmedRail: string | null;
   confirmedAt: string | null;

@@ -66,6 +66,7 @@ describe('paying from the M-Pesa menu, on the checkout', () => {
     expect(field(en, 'menu-amount')).toMatch(/^KES\s?1,500$/);
     // The prompt form is still there: the menu is the other way, not the only one.
     expect(en).toContain('name="phoneNumber"');
+    expect(en).toContain(`Paybill ${merchant.shortCode}. Enter your M-Pesa PIN on your phone when asked.`);
 
     const sw = await page(link.id, '?rail=MOBILE_MONEY&lang=sw');
     expect(sw).toContain('Hujapata ombi? Lipa kupitia menyu ya M-Pesa');
@@ -166,12 +167,15 @@ describe('paying a till from the M-Pesa menu, on the checkout', () => {
   it('shows Buy Goods, the till and the KES due, says the payment is matched by amount only, in English and in Swahili, with a Buy Goods Dynamic QR', async () => {
     const res = await stack.request({ method: 'POST', url: '/v1/payment-links', key: tillKey, payload: { enabledRails: ['MOBILE_MONEY'], mobileMoneyAmount: 1750 } });
     expect(res.status).toBe(201);
-    const link = res.body as { id: string; mobileMoneyAccountRef: string };
+    const link = res.body as { id: string; mobileMoneyAccountRef: string; mobileMoneyShortcode: string };
 
     const en = await page(link.id);
     expect(en).toContain('go to M-Pesa → Lipa na M-Pesa → Buy Goods and Services and enter:');
     expect(field(en, 'menu-till')).toBe(till);
     expect(field(en, 'menu-amount')).toMatch(/^KES\s?1,750$/);
+    // The prompt form names the till it pays, not a paybill.
+    expect(en).toContain(`Till ${link.mobileMoneyShortcode} (Buy Goods). Enter your M-Pesa PIN on your phone when asked.`);
+    expect(en).not.toContain('Paybill ');
     // No account number to type: a Buy Goods payment carries none.
     expect(en).not.toContain('data-testid="menu-account"');
     expect(en).not.toContain('data-testid="menu-paybill"');
@@ -180,6 +184,7 @@ describe('paying a till from the M-Pesa menu, on the checkout', () => {
     const sw = await page(link.id, '?rail=MOBILE_MONEY&lang=sw');
     expect(sw).toContain('nenda M-Pesa → Lipa na M-Pesa → Buy Goods and Services kisha weka:');
     expect(sw).toContain('Namba ya till');
+    expect(sw).toContain(`Namba ya till ${link.mobileMoneyShortcode} (Buy Goods). Weka PIN yako ya M-Pesa kwenye simu ukiombwa.`);
     expect(field(sw, 'menu-till')).toBe(till);
     expect(field(sw, 'menu-hint')).toContain('Malipo ya till hayana namba ya akaunti');
     expect(sw).not.toContain('data-testid="menu-account"');

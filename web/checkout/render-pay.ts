@@ -79,7 +79,7 @@ ${chosen ? `<input type="hidden" name="lang" value="${lang}">\n` : ''}<label for
 <p id="phone-hint" class="muted">${esc(t(lang, 'phoneHint'))}</p>
 <p id="phone-error" class="error" role="alert">${esc(error)}</p>
 <button class="primary" type="submit">${esc(t(lang, 'sendPrompt'))}</button>
-<p class="muted">${esc(t(lang, 'paybill', { shortcode: v.mobileMoneyShortcode ?? '' }))}</p>
+<p class="muted">${esc(t(lang, v.mobileMoneyShortcodeType === 'till' ? 'till' : 'paybill', { shortcode: v.mobileMoneyShortcode ?? '' }))}</p>
 </form>
 ${menuPayment(v, lang)}</section>`;
 }
