@@ -73,7 +73,7 @@ export async function findLinkByAccountRef(db: CommonQueryMethods, storeId: stri
     WHERE store_id = ${storeId} AND environment = ${environment} AND mobile_money_account_ref = ${ref}`);
 }
 
-export const c2bStates = ['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed'] as const;
+export const c2bStates = ['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed', 'refund_outside'] as const;
 export const c2bRow = z.object({
   id: z.string(),
   store_id: z.string(),
@@ -93,11 +93,14 @@ export const c2bRow = z.object({
   received_at: z.string(),
   assigned_by: z.string().nullable().default(null),
   assigned_at: z.string().nullable().default(null),
+  refund_marked_by: z.string().nullable().default(null),
+  refund_marked_at: z.string().nullable().default(null),
+  refund_note: z.string().nullable().default(null),
 });
 export type C2bPaymentRow = z.infer<typeof c2bRow>;
-export type NewC2bPayment = Omit<C2bPaymentRow, 'id' | 'received_at' | 'assigned_by' | 'assigned_at'> & { body: unknown };
+export type NewC2bPayment = Omit<C2bPaymentRow, 'id' | 'received_at' | 'assigned_by' | 'assigned_at' | 'refund_marked_by' | 'refund_marked_at' | 'refund_note'> & { body: unknown };
 export const c2bColumns = sql.fragment`id::text, store_id, environment, shortcode, trans_id, transaction_type, trans_time, amount::text, bill_ref,
-  account_ref, link_id, msisdn, payer_name, state, fingerprint, received_at, assigned_by, assigned_at`;
+  account_ref, link_id, msisdn, payer_name, state, fingerprint, received_at, assigned_by, assigned_at, refund_marked_by, refund_marked_at, refund_note`;
 
 /** Stores a confirmation once per (environment, shortcode, TransID); `stored` false returns the earlier one. */
 export async function recordC2bPayment(db: CommonQueryMethods, p: NewC2bPayment): Promise<{ stored: boolean; row: C2bPaymentRow }> {
@@ -162,13 +165,23 @@ export async function setC2bPolicy(
 }
 
 /** The store's unallocated C2B payments, newest first, one page. */
-export async function listUnallocatedC2b(db: CommonQueryMethods, storeId: string, environment: Environment, limit: number, page: number) {
+/** A page of the store's unallocated payments (or of those marked for refund outside Malipo), newest first. */
+export async function listUnallocatedC2b(
+  db: CommonQueryMethods, storeId: string, environment: Environment, limit: number, page: number, state: 'unallocated' | 'refund_outside' = 'unallocated',
+) {
   const rows = await db.any(sql.type(c2bRow)`
-    SELECT ${c2bColumns} FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = 'unallocated'
+    SELECT ${c2bColumns} FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = ${state}
     ORDER BY received_at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`);
   const total = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
-    SELECT count(*)::int AS n FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = 'unallocated'`);
+    SELECT count(*)::int AS n FROM mpesa_c2b_payments WHERE store_id = ${storeId} AND environment = ${environment} AND state = ${state}`);
   return { rows, total };
+}
+
+/** Marks an unallocated payment for refund outside Malipo, once; null when it is no longer unallocated. */
+export async function markC2bForRefund(db: CommonQueryMethods, id: string, by: string, note: string | null): Promise<C2bPaymentRow | null> {
+  return db.maybeOne(sql.type(c2bRow)`
+    UPDATE mpesa_c2b_payments SET state = 'refund_outside', refund_marked_by = ${by}, refund_marked_at = now(), refund_note = ${note}
+    WHERE id = ${id} AND state = 'unallocated' RETURNING ${c2bColumns}`);
 }
 
 export async function findStoreC2bPayment(db: CommonQueryMethods, storeId: string, environment: Environment, transId: string): Promise<C2bPaymentRow | null> {

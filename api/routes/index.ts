@@ -1,7 +1,7 @@
 import type { RouteDef } from '../route.js';
 import { mpesaCallbackRoute } from './callbacks/mpesa.js';
 import { c2bConfirmationRoute, c2bValidationRoute, pullNoticeRoute } from './callbacks/c2b.js';
-import { assignUnallocatedRoute, listUnallocatedRoute } from './mobile-money/unallocated.js';
+import { assignUnallocatedRoute, listUnallocatedRoute, refundUnallocatedRoute } from './mobile-money/unallocated.js';
 import { listClientChains } from './chains/for-client.js';
 import { getCheckoutRoute } from './checkout/get.js';
 import { checkoutPayMobileMoneyRoute } from './checkout/pay-mobile-money.js';
@@ -62,6 +62,7 @@ export const allRoutes: RouteDef[] = [
   pullNoticeRoute,
   listUnallocatedRoute,
   assignUnallocatedRoute,
+  refundUnallocatedRoute,
   getStoreSettingsRoute,
   updateStoreSettingsRoute,
   createWebhookEndpoint,

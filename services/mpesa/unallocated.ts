@@ -3,7 +3,7 @@ import { isId } from '../../domain/ids.js';
 import type { Logger } from 'pino';
 import type { DatabasePool } from 'slonik';
 import {
-  assignC2bPayment, findStoreC2bPayment, listUnallocatedC2b, unassignC2bPayment, type C2bPaymentRow,
+  assignC2bPayment, findStoreC2bPayment, listUnallocatedC2b, markC2bForRefund, unassignC2bPayment, type C2bPaymentRow,
 } from '../../db/mpesa-c2b-repo.js';
 import { findLinkById } from '../../db/payment-link-repo.js';
 import { AppError, notFound } from '../../domain/errors.js';
@@ -32,13 +32,47 @@ export function unallocatedDto(row: C2bPaymentRow) {
     linkId: row.link_id,
     assignedBy: row.assigned_by,
     assignedAt: row.assigned_at,
+    /** Marked for refund outside Malipo: by whom (`key:<id>` or `user:<id>`), when, and the note given. */
+    refundMarkedBy: row.refund_marked_by,
+    refundMarkedAt: row.refund_marked_at,
+    refundNote: row.refund_note,
     receivedAt: row.received_at,
   };
 }
 
-export async function listUnallocatedPayments(deps: { pool: DatabasePool }, scope: StoreScope, q: { limit: number; page: number }) {
-  const { rows, total } = await listUnallocatedC2b(deps.pool, scope.storeId, scope.environment, q.limit, q.page);
+export async function listUnallocatedPayments(
+  deps: { pool: DatabasePool }, scope: StoreScope, q: { limit: number; page: number; state?: 'unallocated' | 'refund_outside' },
+) {
+  const { rows, total } = await listUnallocatedC2b(deps.pool, scope.storeId, scope.environment, q.limit, q.page, q.state);
   return { data: rows.map(unallocatedDto), page: q.page, limit: q.limit, total, hasMore: q.page * q.limit < total };
+}
+
+/** The store's payment with this TransID, when it is still unallocated; a 404 or 409 otherwise. */
+async function unallocatedPayment(pool: DatabasePool, scope: StoreScope, transId: string): Promise<C2bPaymentRow> {
+  // M-Pesa TransIDs are letters and digits: anything else names no payment and never reaches the database.
+  const payment = /^[A-Za-z0-9]{1,40}$/.test(transId) ? await findStoreC2bPayment(pool, scope.storeId, scope.environment, transId) : null;
+  if (!payment) throw notFound('unallocated payment');
+  if (payment.state !== 'unallocated') {
+    throw new AppError('invalid_state', `This payment is ${payment.state}${payment.link_id ? ` (link ${payment.link_id})` : ''}, not unallocated.`);
+  }
+  return payment;
+}
+
+/**
+ * Marks an unallocated payment for refund outside Malipo (the merchant reverses it with M-Pesa):
+ * it leaves the unallocated list, can no longer be assigned, and counts nowhere; `by`, the time
+ * and the note are recorded.
+ */
+export async function markUnallocatedForRefund(
+  deps: { pool: DatabasePool; logger?: Logger },
+  scope: StoreScope,
+  input: { transId: string; by: string; note: string | null },
+) {
+  const payment = await unallocatedPayment(deps.pool, scope, input.transId);
+  const marked = await markC2bForRefund(deps.pool, payment.id, input.by, input.note);
+  if (!marked) throw new AppError('invalid_state', 'This payment was just assigned or changed; fetch it again.');
+  deps.logger?.info({ storeId: scope.storeId, transId: input.transId, by: input.by }, 'Unallocated M-Pesa payment marked for refund outside Malipo');
+  return unallocatedDto(marked);
 }
 
 /** Assigns an unallocated payment to a link of the same store and environment; `by` is recorded. */
@@ -47,12 +81,7 @@ export async function assignUnallocatedPayment(
   scope: StoreScope,
   input: { transId: string; linkId: string; by: string },
 ) {
-  // M-Pesa TransIDs are letters and digits: anything else names no payment and never reaches the database.
-  const payment = /^[A-Za-z0-9]{1,40}$/.test(input.transId) ? await findStoreC2bPayment(deps.pool, scope.storeId, scope.environment, input.transId) : null;
-  if (!payment) throw notFound('unallocated payment');
-  if (payment.state !== 'unallocated') {
-    throw new AppError('invalid_state', `This payment is ${payment.state}${payment.link_id ? ` (link ${payment.link_id})` : ''}, not unallocated.`);
-  }
+  const payment = await unallocatedPayment(deps.pool, scope, input.transId);
   const link = isId('paymentLink', input.linkId) || isId('invoice', input.linkId) ? await findLinkById(deps.pool, input.linkId) : null;
   if (!link || link.store_id !== scope.storeId || link.environment !== scope.environment) throw new AppError('not_found', 'No such payment link.', 'linkId');
   if (link.mobile_money_account_ref === null) throw new AppError('rail_not_available', 'This link does not take M-Pesa payments (MOBILE_MONEY is not enabled on it).', 'linkId');

@@ -333,6 +333,48 @@ describe('confirmations', () => {
     expect(assignedBy).toBe(`user:${user.userId}`);
   });
 
+  it('an unallocated payment marked for refund outside Malipo (API and dashboard) leaves the list, is recorded, and can no longer be assigned', async () => {
+    expect((await confirmDirect({ TransID: 'REFUND0001', TransAmount: '33', BillRefNumber: 'no such order' })).status).toBe(200);
+    expect((await confirmDirect({ TransID: 'REFUND0002', TransAmount: '44', BillRefNumber: 'no such order either' })).status).toBe(200);
+    const bad = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/REFUND0001/refund', key, payload: { note: 'x'.repeat(501) } });
+    expect([bad.status, bad.body.error.param]).toEqual([400, 'note']);
+    const missing = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/NOSUCH0002/refund', key, payload: {} });
+    expect(missing.status).toBe(404);
+    const otherStore = await stack.createStore('Other refunds');
+    expect((await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/REFUND0001/refund', key: otherStore.keys.test.secretKey, payload: {} })).status).toBe(404);
+    expect(await c2bRows('REFUND0001')).toEqual([expect.objectContaining({ state: 'unallocated' })]);
+
+    const marked = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/REFUND0001/refund', key, payload: { note: 'Reversed: OEI2AK4Q16' } });
+    expect(marked.status).toBe(200);
+    expect(marked.body).toMatchObject({ transId: 'REFUND0001', state: 'refund_outside', linkId: null, refundMarkedBy: expect.stringMatching(/^key:/), refundNote: 'Reversed: OEI2AK4Q16' });
+    expect(marked.body.refundMarkedAt).toEqual(expect.any(String));
+    const twice = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/REFUND0001/refund', key, payload: {} });
+    expect([twice.status, twice.body.error.code]).toEqual([409, 'invalid_state']);
+    const link = await newLink(33);
+    const assign = await stack.request({ method: 'POST', url: '/v1/mobile-money/unallocated/REFUND0001/assign', key, payload: { linkId: link.id } });
+    expect([assign.status, assign.body.error.code]).toEqual([409, 'invalid_state']);
+    const open = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated?limit=100', key });
+    expect(open.body.data.map((d: { transId: string }) => d.transId)).not.toContain('REFUND0001');
+    const refunds = await stack.request({ method: 'GET', url: '/v1/mobile-money/unallocated?state=refund_outside', key });
+    expect(refunds.body.data.map((d: { transId: string }) => d.transId)).toEqual(['REFUND0001']);
+
+    // In the dashboard, a developer marks the other one.
+    const user = await dashboardUser(stack, store, 'developer');
+    const session = await signInHttp(stack.baseUrl, user);
+    const page = await httpCall(stack.baseUrl, { method: 'GET', url: '/dashboard/mobile-money', headers: { cookie: session.cookie } });
+    expect(page.text).toContain('action="/dashboard/mobile-money/unallocated/REFUND0002/refund"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const res = await httpCall(stack.baseUrl, {
+      method: 'POST', url: '/dashboard/mobile-money/unallocated/REFUND0002/refund', payload: new URLSearchParams({ csrf, note: '' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.baseUrl, cookie: session.cookie },
+    });
+    expect([res.status, res.headers.location]).toEqual([303, '/dashboard/mobile-money?refund=1']);
+    const row = await stack.pool.one(sql.type(z.object({ state: z.string(), by: z.string().nullable(), note: z.string().nullable() }))`
+      SELECT state, refund_marked_by AS by, refund_note AS note FROM mpesa_c2b_payments WHERE trans_id = 'REFUND0002'`);
+    expect(row).toEqual({ state: 'refund_outside', by: `user:${user.userId}`, note: null });
+    expect((await getLink(link.id)).status).toBe('PENDING');
+  });
+
   it('store policy: without settling alone a confirmation waits for evidence; with unallocated allowed validation accepts any reference', async () => {
     expect((await connect({ c2bSettlesAlone: false, c2bUnallocatedAllowed: true })).body.c2bRegistration.registered).toBe(true);
     try {

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { CreatedStore } from '../../db/store-repo.js';
-import { formatKeyEntry, generateKey } from '../../domain/crypto/credentials.js';
-import { startDarajaEmulator, type DarajaEmulator } from '../../emulators/daraja/server.js';
-import { sandboxPaybill } from '../helpers/daraja.js';
+import { sandboxPaybill } from '../helpers/m.daraja.js';
 import { mobileMoneyLinks } from '../helpers/mobile-money-links.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { mobileMoneyStack } from '../helpers/mobile-money-stack.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -17,41 +14,29 @@ import { eventually } from '../helpers/wait.js';
  * from another phone still counts.
  */
 const merchant = sandboxPaybill('twin-1');
-let daraja: DarajaEmulator;
-let stack: Stack;
-let store: CreatedStore;
-let key: string;
-
+const m = mobileMoneyStack([merchant], 'Prompt twins', { MPESA_QUERY_AFTER_SECONDS: '1' });
 beforeAll(async () => {
-  daraja = await startDarajaEmulator({ merchants: [merchant], deliverVia: (u) => new URL(u.pathname, stack.baseUrl) });
-  stack = await startStack({ MPESA_SANDBOX_URL: daraja.url, ENCRYPTION_KEY: formatKeyEntry(generateKey()), MPESA_QUERY_AFTER_SECONDS: '1' });
-  store = await stack.createStore('Prompt twins');
-  key = store.keys.test.secretKey;
   expect((await links.connect(merchant)).status).toBe(200);
-}, 60_000);
-afterAll(async () => {
-  await stack?.stop();
-  await daraja?.close();
 });
 
-const links = mobileMoneyLinks(() => ({ stack, storeId: store.clientId, key }));
+const links = mobileMoneyLinks(() => ({ stack: m.stack, storeId: m.store.clientId, key: m.key }));
 const { newLink, getLink, statusIs } = links;
 /** Daraja's mask of a phone in C2B posts: the first five digits and the last three. */
 const masked = (phone: string) => `${phone.slice(0, 5)}****${phone.slice(-3)}`;
 const confirm = (body: Record<string, string>) => {
-  const confirmation = daraja.c2bRegistrations.get(merchant.shortCode)!.confirmationUrl;
-  return stack.request({ method: 'POST', url: new URL(confirmation).pathname, payload: { TransactionType: 'Pay Bill', BusinessShortCode: merchant.shortCode, FirstName: 'Wanjiru', ...body } });
+  const confirmation = m.daraja.c2bRegistrations.get(merchant.shortCode)!.confirmationUrl;
+  return m.stack.request({ method: 'POST', url: new URL(confirmation).pathname, payload: { TransactionType: 'Pay Bill', BusinessShortCode: merchant.shortCode, FirstName: 'Wanjiru', ...body } });
 };
-const c2bState = async (transId: string) => stack.pool.maybeOneFirst(sql.type(z.object({ state: z.string() }))`
+const c2bState = async (transId: string) => m.stack.pool.maybeOneFirst(sql.type(z.object({ state: z.string() }))`
   SELECT state FROM mpesa_c2b_payments WHERE trans_id = ${transId}`);
 const confirmedPayments = (l: { payments: Array<{ state: string }> }) => l.payments.filter((p) => p.state === 'confirmed');
 
 /** A prompt paid on the phone whose callback never comes: the STK query settles it, with no receipt. */
 async function paidPromptWithoutCallback(linkId: string, phone: string) {
-  daraja.script(phone, { result: 'success', callback: 'none' });
-  const prompt = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${linkId}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
+  m.daraja.script(phone, { result: 'success', callback: 'none' });
+  const prompt = await m.stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${linkId}/pay/mobile-money`, key: m.key, payload: { phoneNumber: phone } });
   expect(prompt.status).toBe(200);
-  return daraja.complete(prompt.body.checkoutRequestId, 'success');
+  return m.daraja.complete(prompt.body.checkoutRequestId, 'success');
 }
 
 describe('a prompt paid without a callback, and its paybill confirmation', () => {
@@ -70,14 +55,14 @@ describe('a prompt paid without a callback, and its paybill confirmation', () =>
   it('confirmation first: the prompt then counts nothing and says which payment counted it', async () => {
     const link = await newLink(75);
     const phone = '254722000102';
-    daraja.script(phone, { result: 'success', callback: 'none' });
-    const prompt = await stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key, payload: { phoneNumber: phone } });
+    m.daraja.script(phone, { result: 'success', callback: 'none' });
+    const prompt = await m.stack.request({ method: 'POST', url: `/v1/merchant/payment-links/${link.id}/pay/mobile-money`, key: m.key, payload: { phoneNumber: phone } });
     expect(prompt.status).toBe(200);
     // The phone pays; Daraja's paybill confirmation arrives before the workflow asks the STK query.
     const receipt = 'TWN' + String(Date.now()).slice(-7);
     expect((await confirm({ TransID: receipt, TransAmount: '75.00', BillRefNumber: link.mobileMoneyAccountRef, MSISDN: masked(phone) })).status).toBe(200);
     await eventually(statusIs(link.id, 'CONFIRMED'), 'the confirmation confirms the link');
-    await daraja.complete(prompt.body.checkoutRequestId, 'success');
+    await m.daraja.complete(prompt.body.checkoutRequestId, 'success');
     const l = await eventually(async () => {
       const x = await getLink(link.id);
       return x.payments.some((p: { state: string }) => p.state === 'failed') ? x : undefined;

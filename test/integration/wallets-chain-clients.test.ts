@@ -127,9 +127,12 @@ describe('rail endpoints configuration', () => {
     const config = loadConfig({});
     expect(railEndpoint(config.rails, 'USDT_BSC', 'test')).toEqual({
       rpcUrl: 'https://bsc-testnet-dataseed.bnbchain.org', rpcUrls: ['https://bsc-testnet-dataseed.bnbchain.org'], usdtContract: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', chainId: 97,
+      // EIP-7702 sponsored sweeps (docs/treasury.md): eth-infinitism's Simple7702Account, the same address on every chain.
+      sweepDelegate: '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
     });
     expect(railEndpoint(config.rails, 'USDT_BSC', 'live')).toEqual({
       rpcUrl: 'https://bsc-dataseed.bnbchain.org', rpcUrls: ['https://bsc-dataseed.bnbchain.org'], usdtContract: '0x55d398326f99059fF775485246999027B3197955', chainId: 56,
+      sweepDelegate: '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
     });
     expect(railEndpoint(config.rails, 'USDT_TRON', 'test')).toEqual({ rpcUrl: 'https://nile.trongrid.io', rpcUrls: ['https://nile.trongrid.io'], usdtContract: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', chainId: undefined });
     expect(railEndpoint(config.rails, 'USDT_TRON', 'live')).toEqual({ rpcUrl: 'https://api.trongrid.io', rpcUrls: ['https://api.trongrid.io'], usdtContract: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', chainId: undefined });

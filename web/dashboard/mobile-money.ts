@@ -4,7 +4,7 @@ import type { ApiDeps } from '../../api/deps.js';
 import { limitOf } from '../../api/plugins/rate-limit.js';
 import { connectMobileMoneyRoute } from '../../api/routes/mobile-money/connect.js';
 import { findMobileMoneyConnection } from '../../services/mpesa/connection.js';
-import { assignUnallocatedPayment, listUnallocatedPayments } from '../../services/mpesa/unallocated.js';
+import { assignUnallocatedPayment, listUnallocatedPayments, markUnallocatedForRefund } from '../../services/mpesa/unallocated.js';
 import { darajaEnvironmentFor } from '../../rails/mpesa/merchant.js';
 import { attempt, noErrors, optionalText, parseApiBody, type Form, type FormErrors } from './forms.js';
 import { can, sendPage, withAction, withSession } from './handlers.js';
@@ -117,13 +117,15 @@ async function unallocatedSection(deps: ApiDeps, session: DashboardSession): Pro
 <td>${p.payerName ?? ''} ${p.msisdn ?? ''}</td><td>${formatTime(p.receivedAt)}</td><td>${
       can(session, 'developer')
         ? html`<form method="post" action="/dashboard/mobile-money/unallocated/${p.transId}/assign" class="inline">${csrfField(session)}
-<input name="linkId" placeholder="pl_…" aria-label="Link to assign ${p.transId} to" required> <button type="submit">Assign</button></form>`
+<input name="linkId" placeholder="pl_…" aria-label="Link to assign ${p.transId} to" required> <button type="submit">Assign</button></form>
+<form method="post" action="/dashboard/mobile-money/unallocated/${p.transId}/refund" class="inline">${csrfField(session)}
+<input name="note" maxlength="500" placeholder="Reversal reference (optional)" aria-label="Why ${p.transId} is refunded"> <button type="submit">Mark for refund</button></form>`
         : ''
     }</td></tr>`,
   );
   return html`<section class="card" aria-labelledby="unallocated"><h2 id="unallocated">Unallocated payments (${total})</h2>
-<p class="muted">Paybill payments whose account number matched no open link, and till payments whose amount no single open link has due. Assigning one to a link counts it there as usual.</p>
-${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link</th></tr></thead><tbody>${rows}</tbody></table>`}
+<p class="muted">Paybill payments whose account number matched no open link, and till payments whose amount no single open link has due. Assigning one to a link counts it there as usual. One you refund with M-Pesa yourself (a reversal) you mark for refund: it leaves this list and counts nowhere.</p>
+${data.length === 0 ? html`<p class="empty">None.</p>` : html`<table><thead><tr><th>Receipt</th><th>Amount</th><th>Account number</th><th>Payer</th><th>Received</th><th>Assign to a link, or mark for refund</th></tr></thead><tbody>${rows}</tbody></table>`}
 </section>`;
 }
 
@@ -142,9 +144,11 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
     withSession(deps, async (session, request, reply) => {
       const connected = (request.query as Record<string, unknown>).connected === '1';
       const assigned = (request.query as Record<string, unknown>).assigned === '1';
+      const refunded = (request.query as Record<string, unknown>).refund === '1';
       const banner = connected
         ? notice('ok', 'M-Pesa accepted the credentials: the shortcode is connected.')
-        : assigned ? notice('ok', 'The payment was assigned; the link counts it shortly.') : html``;
+        : assigned ? notice('ok', 'The payment was assigned; the link counts it shortly.')
+          : refunded ? notice('ok', 'The payment was marked for refund outside Malipo; it counts nowhere.') : html``;
       return sendPage(reply, 200, await render(deps, session, {}, noErrors, banner));
     }),
   );
@@ -158,6 +162,20 @@ export function registerMobileMoneyPage(app: FastifyInstance, deps: ApiDeps): vo
         [],
       );
       if (result.ok) return reply.redirect('/dashboard/mobile-money?assigned=1', 303);
+      return sendPage(reply, result.status, await render(deps, session, {}, noErrors, notice('error', result.errors.form)));
+    }, { role: 'developer' }),
+  );
+
+  app.post(
+    '/mobile-money/unallocated/:transId/refund',
+    withAction(deps, async (session, form, request, reply) => {
+      const transId = String((request.params as Record<string, unknown>).transId ?? '');
+      const note = (form.get('note') ?? '').trim().slice(0, 500);
+      const result = await attempt(
+        () => markUnallocatedForRefund({ ...deps, logger: request.log as never }, session.auth, { transId, by: `user:${session.user.id}`, note: note || null }),
+        [],
+      );
+      if (result.ok) return reply.redirect('/dashboard/mobile-money?refund=1', 303);
       return sendPage(reply, result.status, await render(deps, session, {}, noErrors, notice('error', result.errors.form)));
     }, { role: 'developer' }),
   );

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { assignUnallocatedPayment, listUnallocatedPayments } from '../../../services/mpesa/unallocated.js';
+import { assignUnallocatedPayment, listUnallocatedPayments, markUnallocatedForRefund } from '../../../services/mpesa/unallocated.js';
 import { defineRoute } from '../../route.js';
 
 const intParam = (min: number, max: number, fallback: number) =>
@@ -20,10 +20,13 @@ const unallocatedPaymentSchema = z
     billRefNumber: z.string().nullable().describe('The account number the customer typed'),
     payerName: z.string().nullable(),
     msisdn: z.string().nullable().describe('The payer phone as Daraja sends it (masked or hashed)'),
-    state: z.enum(['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed']),
+    state: z.enum(['matched', 'unallocated', 'awaiting_evidence', 'counted_as_prompt', 'disputed', 'refund_outside']),
     linkId: z.string().nullable(),
     assignedBy: z.string().nullable(),
     assignedAt: z.string().nullable(),
+    refundMarkedBy: z.string().nullable().describe('Marked for refund outside Malipo by: key:<id> or user:<id>'),
+    refundMarkedAt: z.string().nullable(),
+    refundNote: z.string().nullable(),
     receivedAt: z.string(),
   })
   .meta({ id: 'UnallocatedMobileMoneyPayment' });
@@ -35,7 +38,11 @@ export const listUnallocatedRoute = defineRoute({
   summary: 'Paybill and till payments whose account number matched no link, newest first',
   tags: ['Mobile money'],
   auth: 'secret',
-  query: z.strictObject({ limit: intParam(1, 100, 20), page: intParam(1, 1_000_000, 1) }),
+  query: z.strictObject({
+    limit: intParam(1, 100, 20),
+    page: intParam(1, 1_000_000, 1),
+    state: z.enum(['unallocated', 'refund_outside']).default('unallocated').describe('refund_outside: those marked for refund outside Malipo'),
+  }),
   responses: {
     200: {
       description: 'One page',
@@ -58,4 +65,18 @@ export const assignUnallocatedRoute = defineRoute({
   // Who assigned it is kept with the payment: the API key's id.
   handler: async ({ deps, auth, params, body, request }) =>
     assignUnallocatedPayment({ ...deps, logger: request.log as never }, auth, { transId: params.transId, linkId: body.linkId, by: `key:${auth.keyId}` }),
+});
+
+export const refundUnallocatedRoute = defineRoute({
+  method: 'POST',
+  url: '/v1/mobile-money/unallocated/:transId/refund',
+  operationId: 'markUnallocatedMobileMoneyPaymentForRefund',
+  summary: 'Mark an unallocated M-Pesa payment for refund outside Malipo (you reverse it with M-Pesa); it then counts nowhere (audited)',
+  tags: ['Mobile money'],
+  auth: 'secret',
+  params: z.object({ transId: z.string().regex(/^[A-Z0-9]{6,20}$/) }),
+  body: z.strictObject({ note: z.string().trim().min(1).max(500).optional().describe('Why, or the M-Pesa reversal reference') }),
+  responses: { 200: { description: 'Marked', schema: unallocatedPaymentSchema } },
+  handler: async ({ deps, auth, params, body, request }) =>
+    markUnallocatedForRefund({ ...deps, logger: request.log as never }, auth, { transId: params.transId, by: `key:${auth.keyId}`, note: body.note ?? null }),
 });
