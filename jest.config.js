@@ -14,4 +14,8 @@ export default {
   // builds a start took over 60 s. No test waits on time for a result: a longer limit only spares a busy host.
   testTimeout: 120_000,
   maxWorkers: 3,
+  // A worker's heap grows file after file (each file's modules, stacks and browsers); at 2-4 GB its
+  // full collections took seconds and the memory test that forces them (reports-export-memory) ran
+  // for minutes. A worker above this after a file is replaced by a fresh one.
+  workerIdleMemoryLimit: '1536MB',
 };

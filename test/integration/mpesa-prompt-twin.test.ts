@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { sandboxPaybill } from '../helpers/m.daraja.js';
+import { sandboxPaybill } from '../helpers/daraja.js';
 import { mobileMoneyLinks } from '../helpers/mobile-money-links.js';
 import { mobileMoneyStack } from '../helpers/mobile-money-stack.js';
 import { eventually } from '../helpers/wait.js';
