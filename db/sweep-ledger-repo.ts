@@ -1,11 +1,12 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Environment } from '../domain/environment.js';
-import type { SweepOutcome as SweepState, SweepTxState } from '../domain/sweep-outcome.js';
+import type { SweepLedgerKind, SweepOutcome as SweepState, SweepTxState } from '../domain/sweep-outcome.js';
 
 /**
  * The sweep ledger (migration 0038, docs/treasury.md): a broadcast plan's state and each of its
- * transactions (a token transfer out of a source, a gas top-up into one) with its hash and state.
+ * transactions (a token transfer out of a source, a gas top-up into one; on TRON, energy lent to a
+ * source and taken back, migration 0046) with its hash and state.
  * Sweeps are never deposits or payments; the reconciler subtracts a source's mined transfers.
  */
 export type { SweepOutcome as SweepState, SweepTxState } from '../domain/sweep-outcome.js';
@@ -16,7 +17,7 @@ export interface SweepTxInsert {
   storeId: string;
   environment: Environment;
   rail: string;
-  kind: 'top_up' | 'transfer';
+  kind: SweepLedgerKind;
   sourceAddress: string;
   from: string;
   to: string;
@@ -90,7 +91,7 @@ export type SweepRow = z.infer<typeof sweepRow>;
 const txRow = z.object({
   plan_id: z.string(),
   seq: z.number(),
-  kind: z.enum(['top_up', 'transfer']),
+  kind: z.enum(['top_up', 'transfer', 'delegate', 'undelegate']),
   source_address: z.string(),
   from_address: z.string(),
   to_address: z.string(),

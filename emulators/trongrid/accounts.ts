@@ -22,6 +22,8 @@ export class TronAccounts {
   private delegatedOut = new Map<string, bigint>();
   private delegatedIn = new Map<string, bigint>();
   private freeNetUsed = new Map<string, number>();
+  private energyUsed = new Map<string, bigint>();
+  private burnedSun = new Map<string, bigint>();
 
   exists = (a: string) => this.created.has(a);
   trxOf = (a: string) => this.trx.get(a) ?? 0n;
@@ -40,6 +42,26 @@ export class TronAccounts {
   delegatedInSun = (a: string) => this.delegatedIn.get(a) ?? 0n;
   freeBandwidth = (a: string) => freeNetLimit - (this.freeNetUsed.get(a) ?? 0);
   useFreeBandwidth = (a: string, n: number) => this.freeNetUsed.set(a, (this.freeNetUsed.get(a) ?? 0) + n);
+
+  /** Energy of its delegations an account has used today. */
+  energyUsedBy = (a: string) => this.energyUsed.get(a) ?? 0n;
+  useEnergy = (a: string, n: bigint) => this.energyUsed.set(a, this.energyUsedBy(a) + n);
+  /** TRX an account burned in fees (bandwidth, energy, new accounts), in sun. */
+  burnedBy = (a: string) => this.burnedSun.get(a) ?? 0n;
+
+  /** Takes `sun` of an account's TRX as a fee (burned). */
+  burn(a: string, sun: bigint): void {
+    if (sun === 0n) return;
+    this.trx.set(a, this.trxOf(a) - sun);
+    this.burnedSun.set(a, this.burnedBy(a) + sun);
+  }
+
+  /** Moves TRX; the recipient's account is created if it had none. */
+  sendTrx(from: string, to: string, sun: bigint): void {
+    this.trx.set(from, this.trxOf(from) - sun);
+    this.trx.set(to, this.trxOf(to) + sun);
+    this.created.add(to);
+  }
 
   /** Energy a receiver holds now from delegations: its delegated stake at the network's ratio. */
   energyLimit(a: string): bigint {
@@ -60,21 +82,35 @@ export class TronAccounts {
   /** `/wallet/getaccountresource`. */
   resourceJson(a: string): Record<string, unknown> {
     return drop0({
-      freeNetUsed: this.freeNetUsed.get(a) ?? 0, freeNetLimit, EnergyLimit: Number(this.energyLimit(a)), ...networkTotals,
+      freeNetUsed: this.freeNetUsed.get(a) ?? 0, freeNetLimit, EnergyUsed: Number(this.energyUsedBy(a)), EnergyLimit: Number(this.energyLimit(a)), ...networkTotals,
     });
   }
 
-  delegate(owner: string, receiver: string, sun: bigint): string | null {
+  /** Why java-tron's validation refuses this delegation now, or null. */
+  delegateRefusal(owner: string, receiver: string, sun: bigint): string | null {
+    if (owner === receiver) return 'receiverAddress must not be the same as ownerAddress';
     if (!this.exists(receiver)) return 'Account does not exist';
     if (sun < 1_000_000n) return 'delegateBalance must be greater than or equal to 1 TRX';
     if (this.canDelegateSun(owner) < sun) return 'delegateBalance must be less than or equal to available FreezeEnergyV2 balance';
+    return null;
+  }
+
+  undelegateRefusal(owner: string, receiver: string, sun: bigint): string | null {
+    if (this.delegatedInSun(receiver) < sun || (this.delegatedOut.get(owner) ?? 0n) < sun) return 'insufficient delegatedFrozenBalance(Energy)';
+    return null;
+  }
+
+  delegate(owner: string, receiver: string, sun: bigint): string | null {
+    const refusal = this.delegateRefusal(owner, receiver, sun);
+    if (refusal) return refusal;
     this.delegatedOut.set(owner, (this.delegatedOut.get(owner) ?? 0n) + sun);
     this.delegatedIn.set(receiver, this.delegatedInSun(receiver) + sun);
     return null;
   }
 
   undelegate(owner: string, receiver: string, sun: bigint): string | null {
-    if (this.delegatedInSun(receiver) < sun || (this.delegatedOut.get(owner) ?? 0n) < sun) return 'insufficient delegatedFrozenBalance(Energy)';
+    const refusal = this.undelegateRefusal(owner, receiver, sun);
+    if (refusal) return refusal;
     this.delegatedOut.set(owner, (this.delegatedOut.get(owner) ?? 0n) - sun);
     this.delegatedIn.set(receiver, this.delegatedInSun(receiver) - sun);
     return null;

@@ -32,7 +32,21 @@ interface Block {
   parentHash: string;
   timestampMs: number;
   logs: Log[];
+  /** Transactions broadcast to the emulator that this block took, with their TransactionInfo fields. */
+  txs: IncludedTx[];
 }
+
+/** A TRC-20 transfer a transaction made (a `Transfer` log). */
+export interface TokenTransfer { contract: string; from: string; to: string; amount: bigint }
+
+/** A transaction broadcast to the emulator (broadcast.ts): applied to the state when a block takes it. */
+export interface PendingTronTx {
+  id: string;
+  /** Applies it; answers its TransactionInfo fields (fee, receipt, result) and the TRC-20 transfers it made. */
+  execute(): { info: Record<string, unknown>; transfers: TokenTransfer[] };
+}
+
+interface IncludedTx { id: string; info: Record<string, unknown>; transfers: TokenTransfer[] }
 
 const hex = (n: number | bigint) => `0x${n.toString(16)}`;
 const pad32 = (hex20: string) => `0x${hex20.replace(/^0x/, '').padStart(64, '0')}`;
@@ -47,17 +61,56 @@ export class RpcFault extends Error {
 export class TronChain {
   private blocks: Block[] = [];
   private fork = 0;
+  /** Broadcast transactions no block took yet; and those a reorganisation took out, taken again as they were. */
+  private pool: PendingTronTx[] = [];
+  private requeued: IncludedTx[] = [];
   /** Whether `finalized` is a known tag (java-tron 4.7.x docs); false answers as releases without it do. */
   finalizedTag = true;
 
   constructor(startNumber = 70_000_000) {
-    this.blocks.push(this.makeBlock(startNumber, '0x' + '0'.repeat(64), []));
+    this.blocks.push(this.makeBlock(startNumber, '0x' + '0'.repeat(64), [], []));
   }
 
-  private makeBlock(number: number, parentHash: string, logs: Log[]): Block {
+  private makeBlock(number: number, parentHash: string, logs: Log[], txs: IncludedTx[]): Block {
     // TRON block ids start with the block number (8 bytes) followed by a hash tail.
-    const tail = sha(`${number}:${parentHash}:${this.fork}:${logs.map((l) => l.transactionHash).join()}`).slice(16);
-    return { number, hash: `0x${number.toString(16).padStart(16, '0')}${tail}`, parentHash, timestampMs: Date.now(), logs };
+    const tail = sha(`${number}:${parentHash}:${this.fork}:${logs.map((l) => l.transactionHash).join()}:${txs.map((t) => t.id).join()}`).slice(16);
+    return { number, hash: `0x${number.toString(16).padStart(16, '0')}${tail}`, parentHash, timestampMs: Date.now(), logs, txs };
+  }
+
+  /** Takes a broadcast transaction into the pool: the next mined block applies it. */
+  submit(tx: PendingTronTx): void {
+    this.pool.push(tx);
+  }
+
+  /** Whether a transaction id is in the pool or in a block (java-tron's DUP_TRANSACTION_ERROR). */
+  knows(id: string): boolean {
+    return this.pool.some((t) => t.id === id) || this.requeued.some((t) => t.id === id) || this.blocks.some((b) => b.txs.some((t) => t.id === id));
+  }
+
+  /** Broadcast transactions no block took yet. */
+  get pending(): number {
+    return this.pool.length + this.requeued.length;
+  }
+
+  /** Whether a block of the chain has this reference (`ref_block_bytes`: the number's last 2 bytes; `ref_block_hash`: id bytes 8..16). */
+  hasReferenceBlock(refBlockBytes: string, refBlockHash: string): boolean {
+    return this.blocks.some((b) => (b.number & 0xffff).toString(16).padStart(4, '0') === refBlockBytes && b.hash.slice(2 + 16, 2 + 32) === refBlockHash);
+  }
+
+  /**
+   * `/wallet/gettransactioninfobyid`: a broadcast transaction's TransactionInfo once a block took
+   * it (`{}` before); `/walletsolidity/…` (`solidified`) only once that block is solidified.
+   */
+  txInfoJson(id: string, solidified = false): Record<string, unknown> {
+    const block = this.blocks.find((b) => b.txs.some((t) => t.id === id));
+    if (!block || (solidified && block.number > this.solidified.number)) return {};
+    const tx = block.txs.find((t) => t.id === id)!;
+    const log = tx.transfers.map((t) => ({
+      address: tronAddressToEvmHex(t.contract).slice(2),
+      topics: [transferTopic.slice(2), pad32(tronAddressToEvmHex(t.from)).slice(2), pad32(tronAddressToEvmHex(t.to)).slice(2)],
+      data: pad32(t.amount.toString(16)).slice(2),
+    }));
+    return { id, blockNumber: block.number, blockTimeStamp: block.timestampMs, ...tx.info, ...(log.length > 0 ? { log } : {}) };
   }
 
   get head(): Block {
@@ -68,34 +121,53 @@ export class TronChain {
     return this.blocks[Math.max(0, this.blocks.length - 1 - solidifyLag)]!;
   }
 
-  /** Mines `n` blocks; the first holds the given transfers. Returns the transaction ids. */
-  mine(n = 1, transfers: { contract: string; from: string; to: string; amount: bigint }[] = []): string[] {
+  /**
+   * Mines `n` blocks; the first holds the given transfers and takes every broadcast transaction
+   * waiting (applied now, in the order they came). Returns the given transfers' transaction ids.
+   */
+  mine(n = 1, transfers: TokenTransfer[] = []): string[] {
+    return this.append(n, transfers, true);
+  }
+
+  private append(n: number, transfers: TokenTransfer[], takePool: boolean): string[] {
     const ids: string[] = [];
+    const logOf = (t: TokenTransfer, txid: string, index: number): Log => ({
+      address: tronAddressToEvmHex(t.contract),
+      topics: [transferTopic, pad32(tronAddressToEvmHex(t.from)), pad32(tronAddressToEvmHex(t.to))],
+      data: pad32(t.amount.toString(16)),
+      transactionHash: `0x${txid}`,
+      logIndex: index,
+      transactionIndex: index,
+    });
     for (let i = 0; i < n; i++) {
       const logs = (i === 0 ? transfers : []).map((t, index) => {
         const txid = sha(`tx:${this.head.number + 1}:${this.fork}:${index}:${t.to}:${t.amount}`);
         ids.push(txid);
-        return {
-          address: tronAddressToEvmHex(t.contract),
-          topics: [transferTopic, pad32(tronAddressToEvmHex(t.from)), pad32(tronAddressToEvmHex(t.to))],
-          data: pad32(t.amount.toString(16)),
-          transactionHash: `0x${txid}`,
-          logIndex: index,
-          transactionIndex: index,
-        };
+        return logOf(t, txid, index);
       });
-      this.blocks.push(this.makeBlock(this.head.number + 1, this.head.hash, logs));
+      const txs: IncludedTx[] = [];
+      if (i === 0 && takePool) {
+        txs.push(...this.requeued.splice(0));
+        for (const p of this.pool.splice(0)) txs.push({ id: p.id, ...p.execute() });
+        for (const t of txs) for (const tr of t.transfers) logs.push(logOf(tr, t.id, logs.length));
+      }
+      this.blocks.push(this.makeBlock(this.head.number + 1, this.head.hash, logs, txs));
     }
     return ids;
   }
 
-  /** Replaces the last `depth` blocks with empty ones (a fork the network switched away from). */
+  /**
+   * Replaces the last `depth` blocks with empty ones (a fork the network switched away from). The
+   * broadcast transactions they held go back to wait for the next mined block, which takes them
+   * again as they were (their effects on the emulator's state stand: it keeps no state per block).
+   */
   reorg(depth: number): void {
     this.fork += 1;
     const keep = this.blocks.length - depth;
     const count = this.blocks.length - keep;
+    this.requeued.push(...this.blocks.slice(keep).flatMap((b) => b.txs));
     this.blocks = this.blocks.slice(0, keep);
-    this.mine(count);
+    this.append(count, [], false);
   }
 
   private byTag(tag: unknown): Block | null {

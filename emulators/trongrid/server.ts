@@ -6,10 +6,13 @@ import { tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/addr
 import { answerJsonRpc, TronChain } from './jsonrpc.js';
 import { chainFees, TronAccounts } from './accounts.js';
 import { answerMulticall } from './multicall.js';
+import { answerBroadcast } from './broadcast.js';
 import { triggerTransactionJson } from './transaction.js';
 
 /**
  * A stand-in for TronGrid's `/wallet/triggerconstantcontract` (and the `/walletsolidity/` twin)
+ * and, for sweeps, `/wallet/broadcasttransaction` and `/wallet/gettransactioninfobyid`
+ * (broadcast.ts; a broadcast transaction is applied when the test mines the next block),
  * serving TRC-20 `balanceOf(address)` from balances held in memory. Request and answer follow
  * java-tron's documented shapes (tronprotocol/documentation-en, smart-contract/
  * triggerconstantcontract.md): `visible` picks base58 or `41…` hex addresses, failures come back
@@ -214,6 +217,10 @@ export async function startTronGridEmulator(opts: { host?: string; port?: number
       const max = body.type === 1 ? accounts.canDelegateSun(who(body, 'owner_address', visible)) : 0n;
       return max > 0n ? { max_size: Number(max) } : {};
     },
+    // Signed transactions (broadcast.ts): checked, pooled, applied by the next mined block.
+    '/wallet/broadcasttransaction': (body) => answerBroadcast({ chain, accounts, tokens: balances, transferEnergy }, body),
+    '/wallet/gettransactioninfobyid': (body) => chain.txInfoJson(String(body.value ?? '')),
+    '/walletsolidity/gettransactioninfobyid': (body) => chain.txInfoJson(String(body.value ?? ''), true),
   };
 
   const server = createServer((req, res) => void handle(req, res));

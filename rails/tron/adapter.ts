@@ -6,7 +6,8 @@ import type { RailAdapter } from '../payment-method.js';
 import { readSolidifiedBlock, readTrc20Balance } from './client.js';
 import { parseTronDestination, tronTreasuryRead } from './holdings.js';
 import { tronMethod } from './method.js';
-import { planTronSweep } from './sweep-plan.js';
+import { broadcastTronSweep, tronSweepFinalizedHeight, tronSweepTxChecks } from './sweep-broadcast.js';
+import { planTronSweep, type TronSweepPlan } from './sweep-plan.js';
 
 /**
  * TRON is scanned by the EVM scanner through TronGrid's `/jsonrpc` (same `Transfer` logs), with
@@ -26,8 +27,11 @@ export const tronAdapter: RailAdapter = {
     scanEvmTick(ctx.pool, evmChainView(ctx, rail, environment, tronDialect), ctx.watchSet('tron', environment), cursor, nowMs),
   readBalance: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }),
   reconcileView: reconcileChain,
-  // Plans only (rails/tron/sweep-plan.ts): offline signing and broadcast are not built for TRON yet.
+  // Plans (rails/tron/sweep-plan.ts), signed offline (bin/sweep-sign-tron.mjs), broadcast and followed to the solidified block (sweep-broadcast.ts).
   sweepPlan: planTronSweep,
+  broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastTronSweep(rails, rail, environment, plan as TronSweepPlan, signed, claim, ledger),
+  sweepFinalizedHeight: tronSweepFinalizedHeight,
+  sweepTxChecks: tronSweepTxChecks,
   // TRX has 6 decimals (sun). Balances come through Multicall3's aggregate3 (rails/tron/holdings.ts).
   treasury: { kind: 'holdings', nativeDecimals: 6, read: tronTreasuryRead, parseDestination: parseTronDestination },
 };

@@ -93,7 +93,7 @@ export async function readTrc20Balance(baseUrl: string, token: string, holder: s
 // api/http/block-and-tx-query/getnowblock): `blockID` is the block hash in hex without 0x.
 const nowBlockResponse = z.object({
   blockID: z.string().regex(/^[0-9a-fA-F]{64}$/),
-  block_header: z.object({ raw_data: z.object({ number: z.number().int().nonnegative() }) }),
+  block_header: z.object({ raw_data: z.object({ number: z.number().int().nonnegative(), timestamp: z.number().int().nonnegative().optional() }) }),
 });
 
 /**
@@ -102,9 +102,10 @@ const nowBlockResponse = z.object({
  * the head). Asked here rather than as JSON-RPC's `finalized` tag, which many java-tron releases
  * and providers refuse (they accept only `latest` and `earliest`).
  */
-export async function readSolidifiedBlock(baseUrl: string, opts: TronReadOptions = {}): Promise<{ number: bigint; id: string }> {
+export async function readSolidifiedBlock(baseUrl: string, opts: TronReadOptions = {}): Promise<{ number: bigint; id: string; timestampMs: number | null }> {
   const path = '/walletsolidity/getnowblock';
   const parsed = nowBlockResponse.safeParse(await tronPost(baseUrl, path, {}, opts));
   if (!parsed.success) throw new TronReadError(`TronGrid ${path} answered an unexpected shape`);
-  return { number: BigInt(parsed.data.block_header.raw_data.number), id: `0x${parsed.data.blockID.toLowerCase()}` };
+  const raw = parsed.data.block_header.raw_data;
+  return { number: BigInt(raw.number), id: `0x${parsed.data.blockID.toLowerCase()}`, timestampMs: raw.timestamp ?? null };
 }

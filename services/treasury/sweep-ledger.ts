@@ -4,7 +4,7 @@ import {
   endSweepBroadcast, findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxChecked, recordSweepTxMined, recordSweepTxSent, sweepsToFollow,
   sweepTransactions, type SweepRow, type SweepState, type SweepTxRow, type SweepTxState,
 } from '../../db/sweep-ledger-repo.js';
-import { sweepEnded, sweepOutcome } from '../../domain/sweep-outcome.js';
+import { sweepEnded, sweepOutcome, type SweepLedgerKind } from '../../domain/sweep-outcome.js';
 import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
@@ -26,14 +26,26 @@ import { parseTreasuryRail } from './balances.js';
  * depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
  * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
  */
-interface PlannedTx { kind: 'top_up' | 'transfer' | 'sponsored'; from: string; to: string; value: string; firstSource?: number; sourceCount?: number }
+/**
+ * A planned transaction as the ledger reads it, of any rail's plan: EVM names the top-up's
+ * recipient `to`; TRON names the source every transaction serves `source` (and its kinds
+ * `activate`, `delegate`, `undelegate` besides `top_up` and `transfer`).
+ */
+interface PlannedTx {
+  kind: 'top_up' | 'transfer' | 'sponsored' | 'activate' | 'delegate' | 'undelegate';
+  from: string; to?: string; source?: string; value: string; firstSource?: number; sourceCount?: number;
+}
 
-interface LedgerRow { seq: number; kind: 'top_up' | 'transfer'; source: string; from: string; to: string; amount: bigint }
+interface LedgerRow { seq: number; kind: SweepLedgerKind; source: string; from: string; to: string; amount: bigint }
+
+/** The ledger kind of a planned transaction that is not sponsored: an activation sends TRX like a top-up. */
+const ledgerKind = (t: PlannedTx): SweepLedgerKind => (t.kind === 'activate' || t.kind === 'top_up' ? 'top_up' : t.kind === 'sponsored' ? 'transfer' : t.kind);
 
 /**
  * The ledger rows of the plan's transaction at `index`: a top-up into its source, a transfer out
- * of its source, or, for a transaction of a sponsored plan (it moves `sourceCount` sources from
- * `firstSource`), one transfer per source it moves, numbered by source.
+ * of its source, energy lent to or taken back from its source (TRON; the amount is the staked TRX),
+ * or, for a transaction of a sponsored plan (it moves `sourceCount` sources from `firstSource`),
+ * one transfer per source it moves, numbered by source.
  */
 function ledgerRows(plan: SweepPlanBody, index: number, destination: string): LedgerRow[] {
   const t = (plan.transactions as readonly PlannedTx[])[index]!;
@@ -42,30 +54,34 @@ function ledgerRows(plan: SweepPlanBody, index: number, destination: string): Le
     return plan.sources.slice(first, first + (t.sourceCount ?? plan.sources.length))
       .map((s, j) => ({ seq: first + j, kind: 'transfer', source: s.address, from: s.address, to: destination, amount: BigInt(s.amountMinor) }));
   }
-  if (t.kind === 'top_up') return [{ seq: index, kind: 'top_up', source: t.to, from: t.from, to: t.to, amount: BigInt(t.value) }];
+  const kind = ledgerKind(t);
+  if (kind !== 'transfer') {
+    const source = t.source ?? t.to!;
+    return [{ seq: index, kind, source, from: t.from, to: source, amount: BigInt(t.value) }];
+  }
   const amount = BigInt(plan.sources.find((s) => s.address === t.from)?.amountMinor ?? '0');
-  return [{ seq: index, kind: 'transfer', source: t.from, from: t.from, to: destination, amount }];
+  return [{ seq: index, kind, source: t.from, from: t.from, to: destination, amount }];
 }
 
 /**
  * The plan's transactions as the ledger numbers them (by `seq`): one per planned transaction, except
  * a sponsored plan's one transaction, which the ledger records once per source it moves.
  */
-function ledgerPlan(plan: SweepPlanBody): Array<{ kind: 'top_up' | 'transfer'; planned: PlannedTx }> {
+function ledgerPlan(plan: SweepPlanBody): Array<{ kind: SweepLedgerKind; planned: PlannedTx }> {
   const txs = plan.transactions as readonly PlannedTx[];
   return txs.flatMap((t) => (t.kind === 'sponsored'
     ? plan.sources.slice(t.firstSource ?? 0, (t.firstSource ?? 0) + (t.sourceCount ?? plan.sources.length)).map(() => ({ kind: 'transfer' as const, planned: t }))
-    : [{ kind: t.kind, planned: t }]));
+    : [{ kind: ledgerKind(t), planned: t }]));
 }
 
 export interface SweepTransactionDto {
-  kind: 'top_up' | 'transfer';
-  /** The swept address: a top-up's recipient, a transfer's sender. */
+  kind: SweepLedgerKind;
+  /** The swept address: a top-up's recipient, a transfer's sender, the receiver of lent energy. */
   source: string;
   from: string;
   /** A transfer's: the destination. */
   to: string;
-  /** Decimal string: the token for a transfer, the native coin for a top-up. */
+  /** Decimal string: the token for a transfer, the native coin for a top-up, the staked native coin lent for a delegation. */
   amount: string;
   hash: string;
   state: SweepTxState;
@@ -75,8 +91,8 @@ export interface SweepTransactionDto {
 export interface SweepDto {
   id: string;
   rail: string;
-  /** top_up or sponsored (EIP-7702): the plan's kind. */
-  kind: 'top_up' | 'sponsored';
+  /** The plan's kind: top_up (gas or TRX sent to each source), sponsored (EIP-7702), or energy_delegation (TRON: staked energy lent to each source). */
+  kind: 'top_up' | 'sponsored' | 'energy_delegation';
   destination: string;
   /** null: planned, never broadcast. */
   state: SweepState | null;
@@ -90,6 +106,8 @@ export interface SweepDto {
   transactions: SweepTransactionDto[];
 }
 
+const dtoKind = (planKind: string | undefined): SweepDto['kind'] => (planKind === 'sponsored' || planKind === 'energy_delegation' ? planKind : 'top_up');
+
 function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
   const rail = parseTreasuryRail(row.rail);
   const facts = railFacts[rail];
@@ -98,7 +116,7 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
   return {
     id: row.id,
     rail: row.rail,
-    kind: (plan as { kind?: string }).kind === 'sponsored' ? 'sponsored' : 'top_up',
+    kind: dtoKind((plan as { kind?: string }).kind),
     destination: row.destination,
     state: row.state,
     totalToken: formatUnits(plan.sources.reduce((s, x) => s + BigInt(x.amountMinor), 0n), facts.decimals),

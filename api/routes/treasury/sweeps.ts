@@ -85,7 +85,7 @@ const planSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
-    kind: z.enum(['top_up', 'sponsored']),
+    kind: z.enum(['top_up', 'sponsored', 'energy_delegation']).describe("top_up: gas (or TRX) sent to each source; sponsored: EIP-7702; energy_delegation: TRON, the funding account's staked energy lent to each source"),
     destination: z.string(),
     fundingAddress: z.string(),
     createdAt: z.string(),
@@ -166,7 +166,7 @@ const sweepSchema = z
   .object({
     id: z.string().describe('swp_…'),
     rail: z.string(),
-    kind: z.enum(['top_up', 'sponsored']),
+    kind: z.enum(['top_up', 'sponsored', 'energy_delegation']).describe("top_up: gas (or TRX) sent to each source; sponsored: EIP-7702; energy_delegation: TRON, the funding account's staked energy lent to each source"),
     destination: z.string(),
     state: sweepState.nullable().describe(
       "null: planned, never broadcast; broadcast (a transaction in no block yet); mined (every one in a block); final (every transfer at the rail's confirmation depth); "
@@ -179,11 +179,11 @@ const sweepSchema = z
     broadcastAt: z.string().nullable(),
     finishedAt: z.string().nullable().describe('When it became final, partially_completed or failed'),
     transactions: z.array(z.object({
-      kind: z.enum(['top_up', 'transfer']),
-      source: z.string().describe("The swept address: a top-up's recipient, a transfer's sender"),
+      kind: z.enum(['top_up', 'transfer', 'delegate', 'undelegate']).describe('delegate / undelegate: TRON, staked energy lent to the source and taken back (no money moves)'),
+      source: z.string().describe("The swept address: a top-up's recipient, a transfer's sender, the receiver of lent energy"),
       from: z.string(),
       to: z.string().describe("A transfer's: the destination"),
-      amount: z.string().describe('Decimal string: the token for a transfer, the native coin for a top-up'),
+      amount: z.string().describe('Decimal string: the token for a transfer, the native coin for a top-up, the staked native coin lent for a (un)delegation'),
       hash: z.string(),
       state: sweepTxState.describe('broadcast (in no block: pending, or taken out by a reorganisation); mined; final; failed (reverted); dropped (its nonce taken by another transaction)'),
       blockNumber: z.string().nullable(),
