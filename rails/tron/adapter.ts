@@ -27,7 +27,7 @@ export const tronAdapter: RailAdapter = {
     scanEvmTick(ctx.pool, evmChainView(ctx, rail, environment, tronDialect), ctx.watchSet('tron', environment), cursor, nowMs),
   readBalance: (url, contract, address) => readTrc20Balance(url, contract, address, { timeoutMs: 8_000 }),
   reconcileView: reconcileChain,
-  // Plans (rails/tron/sweep-plan.ts), signed offline (bin/sweep-sign-tron.mjs), broadcast and followed to the solidified block (sweep-broadcast.ts).
+  // Plans (rails/tron/sweep-plan.ts), signed by the offline signer, broadcast and followed to the solidified block (sweep-broadcast.ts).
   sweepPlan: planTronSweep,
   broadcastSweep: (rails, rail, environment, plan, signed, claim, ledger) => broadcastTronSweep(rails, rail, environment, plan as TronSweepPlan, signed, claim, ledger),
   sweepFinalizedHeight: tronSweepFinalizedHeight,
