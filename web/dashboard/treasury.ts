@@ -93,10 +93,11 @@ function sweepsSection(list: SweepDto[]): SafeHtml {
   const rows = list.map((s) => {
     const transfers = s.transactions.filter((t) => t.kind === 'transfer');
     const topUps = s.transactions.filter((t) => t.kind === 'top_up');
+    const loans = s.transactions.filter((t) => t.kind === 'delegate');
     const state = s.state ?? 'broadcast';
     return html`<tr data-sweep="${s.id}"><td><code>${s.id}</code><br><small>${s.rail}</small></td><td><code>${s.destination}</code></td>
 <td data-testid="sweep-total">${s.totalToken} ${s.tokenSymbol}</td>
-<td>${transfers.length} transfer(s), ${topUps.length} top-up(s)<br><small>${s.transactions.filter((t) => t.state === 'final').length}/${s.transactions.length} final</small></td>
+<td>${transfers.length} transfer(s), ${topUps.length} top-up(s)${loans.length ? html`, energy lent to ${loans.length} address(es)` : ''}<br><small>${s.transactions.filter((t) => t.state === 'final').length}/${s.transactions.length} final</small></td>
 <td><span class="status ${sweepStateClass[state]}" data-testid="sweep-state">${state}</span></td>
 <td>${s.broadcastAt ? formatTime(s.broadcastAt) : '—'}${s.finishedAt ? html`<br><small>ended ${formatTime(s.finishedAt)}</small>` : ''}</td></tr>`;
   });

@@ -134,7 +134,7 @@ export const broadcastSweepPlanRoute = defineRoute({
   method: 'POST',
   url: '/v1/sweeps/:id/broadcast',
   operationId: 'broadcastSweepPlan',
-  summary: "Broadcasts a plan's signed transactions after checking each against the plan: top-ups first, each followed until mined",
+  summary: "Broadcasts a plan's signed transactions after checking each against the plan: top-ups (TRON: and energy delegations) first, each followed until mined",
   tags: ['Treasury'],
   auth: 'secret',
   params: z.object({ id: z.string().describe('swp_…') }),
@@ -143,7 +143,7 @@ export const broadcastSweepPlanRoute = defineRoute({
   bodyLimitBytes: 8 * 1024 * 1024,
   body: z.object({
     transactions: z
-      .array(z.object({ raw: z.string().describe('A signed transaction, 0x…') }).loose())
+      .array(z.object({ raw: z.string().describe("A signed transaction: EVM, 0x…; TRON, the signer's JSON of it with its signature") }).loose())
       .min(1)
       .describe("In the plan's order: the signer's output file can be sent as it is"),
   }).loose(),
