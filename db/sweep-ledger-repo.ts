@@ -103,8 +103,15 @@ const txRow = z.object({
 export type SweepTxRow = z.infer<typeof txRow>;
 
 const iso = (col: string) => sql.fragment`to_char(${sql.identifier([col])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
+ * How long after it started a broadcast is taken as over even if its request never said so (its
+ * process died midway): the broadcast itself stops sending well before (services/treasury/
+ * sweep-ledger.ts, `sweepBroadcastSendSeconds`), so the follower never ends a sweep still being sent.
+ */
+export const sweepBroadcastTakeoverSeconds = 20 * 60;
+const broadcastOver = sql.fragment`(broadcast_ended_at IS NOT NULL OR broadcast_at < now() - make_interval(secs => ${sweepBroadcastTakeoverSeconds}))`;
 const sweepColumns = sql.fragment`id, store_id, environment, rail, destination, state, ${iso('created_at')} AS created_at, ${iso('expires_at')} AS expires_at,
-  ${iso('broadcast_at')} AS broadcast_at, ${iso('finished_at')} AS finished_at, broadcast_ended_at IS NOT NULL AS broadcast_ended, plan`;
+  ${iso('broadcast_at')} AS broadcast_at, ${iso('finished_at')} AS finished_at, ${broadcastOver} AS broadcast_ended, plan`;
 
 export async function findSweep(db: CommonQueryMethods, storeId: string, environment: Environment, id: string): Promise<SweepRow | null> {
   return db.maybeOne(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans WHERE id = ${id} AND store_id = ${storeId} AND environment = ${environment}`);
@@ -117,12 +124,13 @@ export async function listSweeps(db: CommonQueryMethods, storeId: string, enviro
 }
 
 /**
- * The follower's work, oldest first: sweeps whose broadcast request ended and that have not (or
- * that ended with a transaction still pending: every sent transaction is followed to its end).
+ * The follower's work, oldest first: sweeps whose broadcast request ended (or started longer ago
+ * than a broadcast may run: its process died) and that have not (or that ended with a transaction
+ * still pending: every sent transaction is followed to its end).
  */
 export async function sweepsToFollow(db: CommonQueryMethods, q: { rail: string; environment: Environment; limit: number }): Promise<readonly SweepRow[]> {
   return db.any(sql.type(sweepRow)`SELECT ${sweepColumns} FROM sweep_plans p
-    WHERE p.rail = ${q.rail} AND p.environment = ${q.environment} AND p.broadcast_ended_at IS NOT NULL
+    WHERE p.rail = ${q.rail} AND p.environment = ${q.environment} AND p.broadcast_at IS NOT NULL AND ${broadcastOver}
       AND (p.state IN ('broadcast', 'mined') OR p.id IN (
         SELECT plan_id FROM sweep_transactions WHERE rail = ${q.rail} AND environment = ${q.environment} AND state IN ('broadcast', 'mined')))
     ORDER BY p.broadcast_at LIMIT ${q.limit}`);

@@ -171,6 +171,8 @@ export class SweepKindUnavailable extends SweepPlanRefused {}
 
 /** What a broadcast tells the sweep ledger (services/treasury/sweep-ledger.ts), by the transaction's index in the plan. */
 export interface SweepLedgerHooks {
+  /** Asked before each transaction is sent: throws SweepPlanRefused once the broadcast ran past its time (the follower takes over then). */
+  beforeSend?(index: number): Promise<void>;
   sent(index: number, hash: string): Promise<void>;
   mined(index: number, status: 'success' | 'reverted', blockNumber: bigint): Promise<void>;
 }

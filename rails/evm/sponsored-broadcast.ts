@@ -143,6 +143,7 @@ export async function broadcastSponsoredSweep(
   const client = balanceClient(url, 60_000);
   const hashes: Hex[] = [];
   for (let i = 0; i < signed.length; i++) {
+    await ledger?.beforeSend?.(i);
     hashes.push(await client.sendRawTransaction({ serializedTransaction: signed[i]! }));
     await ledger?.sent(i, hashes[i]!);
   }

@@ -71,6 +71,7 @@ export async function broadcastEvmSweep(
     const batch = plan.transactions.map((t, i) => ({ t, i, raw: signed[i]! })).filter((x) => x.t.kind === kind);
     const hashes: Hex[] = [];
     for (const { raw, i } of batch) {
+      await ledger?.beforeSend?.(i);
       const hash = await client.sendRawTransaction({ serializedTransaction: raw });
       hashes.push(hash);
       await ledger?.sent(i, hash);

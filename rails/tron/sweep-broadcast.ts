@@ -154,6 +154,7 @@ export async function broadcastTronSweep(
       .map((v, i) => ({ v, i }))
       .filter(({ v }) => kinds.includes(v.planned.kind) && (!undelegating || lent.has(v.planned.source)));
     for (const { v, i } of batch) {
+      await ledger?.beforeSend?.(i);
       await sendTronTx(url, v, i, opts);
       await ledger?.sent(i, v.planned.txID);
     }

@@ -9,7 +9,7 @@ import { AppError } from '../../domain/errors.js';
 import { isId } from '../../domain/ids.js';
 import { formatUnits } from '../../domain/money.js';
 import { adapterOf } from '../../rails/adapters.js';
-import type { SweepLedgerHooks, SweepPlanBody } from '../../rails/payment-method.js';
+import { SweepPlanRefused, type SweepLedgerHooks, type SweepPlanBody } from '../../rails/payment-method.js';
 import { railFacts } from '../../rails/registry.js';
 import type { RailSettings } from '../../rails/settings.js';
 import type { Environment } from '../../domain/environment.js';
@@ -133,9 +133,23 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
   };
 }
 
+/**
+ * How long a broadcast may go on sending (from its request's start): after that it sends nothing
+ * more and ends (a chain that stalls for many minutes). Well inside the follower's takeover
+ * (`sweepBroadcastTakeoverSeconds`, db/sweep-ledger-repo.ts), after which a broadcast whose
+ * process died midway, and so never said it ended, is followed and ended like any other.
+ */
+export const sweepBroadcastSendSeconds = 15 * 60;
+
 /** The hooks a broadcast of `plan` reports to: each transaction sent, then mined or reverted. */
 export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: string, rail: string, plan: SweepPlanBody, destination: string): SweepLedgerHooks {
+  const sendUntil = Date.now() + sweepBroadcastSendSeconds * 1000;
   return {
+    async beforeSend(index) {
+      if (Date.now() > sendUntil) {
+        throw new SweepPlanRefused(`The broadcast ran for ${sweepBroadcastSendSeconds / 60} minutes and stopped before transaction ${index}; what was sent is followed. Plan again for what is left.`);
+      }
+    },
     async sent(index, hash) {
       for (const r of ledgerRows(plan, index, destination)) {
         await recordSweepTxSent(pool, {

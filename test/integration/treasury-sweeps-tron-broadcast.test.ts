@@ -15,7 +15,9 @@ import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/tr
 import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
 import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { tronMulticall3 } from '../../rails/tron/holdings.js';
+import { claimSweepBroadcast } from '../../db/sweep-plan-repo.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
+import { followSweeps, sweepLedgerHooks } from '../../services/treasury/sweep-ledger.js';
 import { dashboardUser } from '../helpers/dashboard-users.js';
 import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -248,6 +250,35 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     const ended = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
     expect(ended.body).toMatchObject({ kind: 'top_up', state: 'partially_completed', movedToken: '4' });
     expect(ended.body.transactions.find((x: { hash: string }) => x.hash === transferOf(paid[1]!)).state).toBe('failed');
+    expect(await events('sweep.failed', id)).toHaveLength(1);
+  }, 120_000);
+
+  it('a broadcast whose process died after its first transaction: left alone while a broadcast may run, then followed and ended by the follower', async () => {
+    await payLinks([3_000_000n]);
+    const funding = addressAt("m/44'/195'/0'/0/2");
+    tron.setTrx(funding, 100_000_000n);
+    const planned = await plan(funding);
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const signed = signOffline(planned.body, ['--funding-path', "m/44'/195'/0'/0/2"]);
+    // The process that broadcast it claimed it, sent its first transaction, recorded it, and died (no answer, no end recorded).
+    const scope = { storeId: store.clientId, environment: 'test' as const };
+    expect(await claimSweepBroadcast(stack.pool, scope.storeId, scope.environment, id)).toBe(true);
+    const first = JSON.parse(signed.transactions[0]!.raw);
+    const sent = await fetch(`${tron.url}/wallet/broadcasttransaction`, { method: 'POST', body: JSON.stringify(first) }).then((r) => r.json());
+    expect(sent).toMatchObject({ result: true, txid: first.txID });
+    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).sent(0, first.txID);
+    tron.chain.mine(solidifyLag + 2);
+
+    // While a broadcast may still be running, the follower leaves it alone.
+    await followSweeps({ pool: stack.pool, rails: stack.config.rails }, 'USDT_TRON', 'test');
+    const running = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(running.body).toMatchObject({ state: 'broadcast', transactions: [{ kind: 'top_up', state: 'broadcast' }] });
+    // Twenty minutes on, it is the follower's: the top-up is final, no transfer was ever sent: failed, one sweep.failed.
+    await stack.pool.query(sql.unsafe`UPDATE sweep_plans SET broadcast_at = broadcast_at - interval '21 minutes' WHERE id = ${id}`);
+    await followSweeps({ pool: stack.pool, rails: stack.config.rails }, 'USDT_TRON', 'test');
+    const ended = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(ended.body).toMatchObject({ state: 'failed', movedToken: '0', transactions: [{ kind: 'top_up', state: 'final', hash: first.txID }] });
     expect(await events('sweep.failed', id)).toHaveLength(1);
   }, 120_000);
 });
