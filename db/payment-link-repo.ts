@@ -228,18 +228,20 @@ export async function findCheckoutLinkWithPayments(
   const found = await db.maybeOne(sql.type(checkoutLinkSchema)`
     SELECT ${columns}, (SELECT name FROM stores s WHERE s.id = payment_links.store_id) AS store_name,
       (SELECT l.sha256 || ' ' || l.content_type FROM store_logos l WHERE l.store_id = payment_links.store_id) AS store_logo,
-      (SELECT c.shortcode_type FROM mobile_money_connections c
-        JOIN mpesa_c2b_registrations r ON r.store_id = c.store_id AND r.environment = c.environment
-        WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment
-          AND r.registered_at IS NOT NULL AND r.error IS NULL) AS menu_payment,
-      (SELECT c.shortcode_type FROM mobile_money_connections c
-        WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment) AS shortcode_type,
+      mm.menu_payment, mm.shortcode_type,
       CASE WHEN status IN ('PENDING', 'PROCESSING') THEN ${paymentsJson} ELSE '[]' END AS payments
-    FROM payment_links WHERE id = ${id} AND kind = 'payment_link'`);
+    FROM payment_links
+    LEFT JOIN LATERAL (
+      SELECT c.shortcode_type,
+        CASE WHEN EXISTS (SELECT 1 FROM mpesa_c2b_registrations r WHERE r.store_id = c.store_id AND r.environment = c.environment
+          AND r.registered_at IS NOT NULL AND r.error IS NULL) THEN c.shortcode_type END AS menu_payment
+      FROM mobile_money_connections c WHERE c.store_id = payment_links.store_id AND c.environment = payment_links.environment
+    ) mm ON true
+    WHERE id = ${id} AND kind = 'payment_link'`);
   if (!found) return null;
   // store_logo: "<sha256> <content type>" of the store's checkout logo (migration 0024), or null.
-  // menu_payment: how the store's shortcode is paid from the M-Pesa menu, once Daraja took its C2B URLs (migration 0031).
-  // shortcode_type: whether the prompt is paid to a paybill or a till (the page names which).
+  // shortcode_type: whether the prompt is paid to a paybill or a till (the page names which);
+  // menu_payment: the same, once Daraja took the shortcode's C2B URLs (migration 0031). One read of the store's connection row.
   const { payments, store_name, store_logo, menu_payment, shortcode_type, ...row } = found;
   return { row: row as LinkRow, storeName: store_name, storeLogo: store_logo, payments: parsePayments(payments), menuPayment: menu_payment, shortcodeType: shortcode_type };
 }
