@@ -253,7 +253,7 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     expect(await events('sweep.failed', id)).toHaveLength(1);
   }, 120_000);
 
-  it('a broadcast whose process died after its first transaction: left alone while a broadcast may run, then followed and ended by the follower', async () => {
+  it('a broadcast whose process died after its first transaction: left alone while a broadcast may run, then followed and ended by the follower; a new plan sends no second top-up', async () => {
     await payLinks([3_000_000n]);
     const funding = addressAt("m/44'/195'/0'/0/2");
     tron.setTrx(funding, 100_000_000n);
@@ -280,5 +280,9 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     const ended = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
     expect(ended.body).toMatchObject({ state: 'failed', movedToken: '0', transactions: [{ kind: 'top_up', state: 'final', hash: first.txID }] });
     expect(await events('sweep.failed', id)).toHaveLength(1);
+    // Planned again: the TRX that top-up sent is on the source, so nothing is sent to it twice.
+    const again = await plan(funding);
+    expect(again.status).toBe(201);
+    expect((again.body.plan.transactions as PlanTx[]).map((x) => x.kind)).toEqual(['transfer']);
   }, 120_000);
 });
