@@ -11,15 +11,12 @@ import { utils } from 'tronweb';
 import { z } from 'zod';
 import { createReconciliationActivities } from '../../activities/reconciliation/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { startTronGridEmulator, type TronGridEmulator } from '../../emulators/trongrid/server.js';
+import type { TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
 import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
-import { tronMulticall3 } from '../../rails/tron/holdings.js';
 import { claimSweepBroadcast } from '../../db/sweep-plan-repo.js';
-import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { followSweeps, sweepLedgerHooks } from '../../services/treasury/sweep-ledger.js';
-import { dashboardUser } from '../helpers/dashboard-users.js';
-import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
+import { sweepingStore, tronSweepChain } from '../helpers/sweep-store.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 /**
@@ -86,15 +83,9 @@ async function reSigned(tx: PlanTx, path: string, change: (rawData: any) => void
 }
 
 beforeAll(async () => {
-  tron = await startTronGridEmulator();
-  tron.addToken(usdt);
-  tron.addMulticall3(tronMulticall3.test);
+  tron = await tronSweepChain(usdt);
   stack = await startStack({ RPC_URL_USDT_TRON_TEST: tron.url, USDT_CONTRACT_USDT_TRON_TEST: usdt, TREASURY_DESTINATION_DELAY_SECONDS: '0' });
-  store = await stack.createStore('TRON sweep broadcast');
-  key = store.keys.test.secretKey;
-  await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
-  const owner = await dashboardUser(stack, store, 'owner');
-  await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_TRON', address: destination, label: 'cold' });
+  ({ store, key } = await sweepingStore(stack, 'TRON sweep broadcast', ['USDT_TRON'], destination));
 }, 120_000);
 
 afterEach(() => clearInterval(miner));

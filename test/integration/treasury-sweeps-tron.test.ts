@@ -11,14 +11,11 @@ import { utils } from 'tronweb';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { chainFees } from '../../emulators/trongrid/accounts.js';
-import { startTronGridEmulator, transferEnergy, type TronGridEmulator } from '../../emulators/trongrid/server.js';
+import { transferEnergy, type TronGridEmulator } from '../../emulators/trongrid/server.js';
 import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
-import { tronMulticall3 } from '../../rails/tron/holdings.js';
 import { tronBandwidth } from '../../rails/tron/transaction.js';
-import { addSweepDestination } from '../../services/treasury/destinations.js';
-import { dashboardUser } from '../helpers/dashboard-users.js';
-import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { sweepingStore, tronSweepChain } from '../helpers/sweep-store.js';
 
 /**
  * TRON sweep plans (docs/treasury.md, "TRON sweep plans") on the TronGrid emulator: links paid in
@@ -41,15 +38,9 @@ const planCount = () => stack.pool.oneFirst(sql.type(z.object({ n: z.number() })
 const paid: string[] = [];
 
 beforeAll(async () => {
-  tron = await startTronGridEmulator();
-  tron.addToken(usdt);
-  tron.addMulticall3(tronMulticall3.test);
+  tron = await tronSweepChain(usdt);
   stack = await startStack({ RPC_URL_USDT_TRON_TEST: tron.url, USDT_CONTRACT_USDT_TRON_TEST: usdt, TREASURY_DESTINATION_DELAY_SECONDS: '0' });
-  store = await stack.createStore('TRON sweeps');
-  key = store.keys.test.secretKey;
-  await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
-  const owner = await dashboardUser(stack, store, 'owner');
-  await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_TRON', address: destination, label: 'cold' });
+  ({ store, key } = await sweepingStore(stack, 'TRON sweeps', ['USDT_TRON'], destination));
   for (const amount of [10_000_000n, 2_500_001n, 700_000n]) {
     const link = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '10', enabledRails: ['USDT_TRON'] } });
     expect(link.status).toBe(201);

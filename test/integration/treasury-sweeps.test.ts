@@ -8,13 +8,11 @@ import { encodeFunctionData, erc20Abi, parseEther, type Address, type Hex } from
 import { mnemonicToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import type { CreatedStore } from '../../db/store-repo.js';
-import { addSweepDestination } from '../../services/treasury/destinations.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
-import { dashboardUser } from '../helpers/dashboard-users.js';
-import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
 import { deployMulticall3 } from '../helpers/multicall.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { sweepingStore } from '../helpers/sweep-store.js';
 
 /**
  * EVM sweep plans on anvil (docs/treasury.md): the plan's unsigned transactions, signed here with
@@ -77,11 +75,7 @@ beforeAll(async () => {
   funding = anvil.accounts[2]!;
   destination = anvil.accounts[5]!;
   stack = await startStack({ USDT_CONTRACT_USDT_BSC_TEST: usdt.address, RPC_URL_USDT_BSC_TEST: anvil.url, TREASURY_DESTINATION_DELAY_SECONDS: '0', TEST_NATIVE_USD_PRICES: 'BNB=612.34' });
-  store = await stack.createStore('Sweeping shop');
-  key = store.keys.test.secretKey;
-  await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
-  const owner = await dashboardUser(stack, store, 'owner');
-  await addSweepDestination(stack, { storeId: store.clientId, environment: 'test' }, owner.userId, { rail: 'USDT_BSC', address: destination, label: 'cold' });
+  ({ store, key } = await sweepingStore(stack, 'Sweeping shop', ['USDT_BSC'], destination));
 }, 120_000);
 
 afterAll(async () => {
