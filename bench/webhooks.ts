@@ -236,6 +236,44 @@ async function withCpu<T>(deliveries: number, run: () => Promise<T>) {
   };
 }
 
+/** Milliseconds of a history event's time. */
+const eventMs = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+
+/**
+ * Where a handover's time goes, read from the histories of `sample` workflows: the signal to the
+ * dispatch activity's scheduling (a workflow task), scheduled to started (the activity task waiting
+ * for a worker), started to completed (the fan-out itself), completed to the workflow's end
+ * (another workflow task); medians, and the history events per handover.
+ */
+async function handoverTimeline(handles: readonly WorkflowHandle<typeof benchEventHandover>[], sample: number) {
+  const spans: Record<'signalToScheduledMs' | 'scheduledToStartedMs' | 'startedToCompletedMs' | 'completedToClosedMs', number[]> = {
+    signalToScheduledMs: [], scheduledToStartedMs: [], startedToCompletedMs: [], completedToClosedMs: [],
+  };
+  let events = 0;
+  const step = Math.max(1, Math.floor(handles.length / sample));
+  for (let i = 0; i < handles.length; i += step) {
+    const history = (await handles[i]!.fetchHistory()).events ?? [];
+    events += history.length;
+    const at = (attr: string) => history.filter((e) => (e as Record<string, unknown>)[attr]).map(eventMs);
+    const signal = at('workflowExecutionSignaledEventAttributes')[0]!;
+    const scheduled = at('activityTaskScheduledEventAttributes')[0]!;
+    const started = at('activityTaskStartedEventAttributes').at(-1)!;
+    const completed = at('activityTaskCompletedEventAttributes')[0]!;
+    const closed = at('workflowExecutionCompletedEventAttributes')[0]!;
+    spans.signalToScheduledMs.push(scheduled - signal);
+    spans.scheduledToStartedMs.push(started - scheduled);
+    spans.startedToCompletedMs.push(completed - started);
+    spans.completedToClosedMs.push(closed - completed);
+  }
+  const median = (xs: number[]) => round(xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+  const count = spans.signalToScheduledMs.length;
+  return {
+    workflows: count, historyEventsPerHandover: round(events / count),
+    ...Object.fromEntries(Object.entries(spans).map(([k, xs]) => [k, median(xs)])),
+  };
+}
+
 /**
  * Throughput through Temporal's handover. One bench workflow per event (the stand-in for the
  * event's payment-link workflow) is started and left waiting before the clock starts, as link
@@ -270,11 +308,12 @@ async function measureHandover(stack: Stack, base: string, connection: NativeCon
     const retrying = results.reduce((n, r) => n + r.retrying, 0);
     if (retrying !== 0) throw new Error(`handover: ${retrying} deliveries left to retry workflows, expected none (the receiver answers 200)`);
     await expectAllSucceeded(stack, 'handover', events.map((e) => e.id), expected);
+    const timeline = await handoverTimeline(handles, 30);
     // A dispatch that timed out runs again and settles what its first try logged, without sending it: counted apart.
     const settledByRetry = expected - sent;
     return {
       endpoints: endpointCount, events: eventsPerEndpoint, deliveries: expected, settledByRetry, signalMs: Math.round(signalledMs), allHandedOverMs: Math.round(handedOverMs),
-      seconds: round(seconds), deliveriesPerSecond: Math.round(expected / seconds), ...measured.cpu, ...(measured.profile ? { profile: measured.profile } : {}),
+      seconds: round(seconds), deliveriesPerSecond: Math.round(expected / seconds), ...measured.cpu, timeline, ...(measured.profile ? { profile: measured.profile } : {}),
     };
   } finally {
     worker.shutdown();
