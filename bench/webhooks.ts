@@ -224,7 +224,7 @@ async function withCpu<T>(deliveries: number, run: () => Promise<T>) {
   const result = await run();
   const node = process.cpuUsage(node0);
   const profile = await profiler?.stop();
-  const perDelivery = (seconds: number) => round((seconds * 1000) / deliveries * 1000) / 1000;
+  const perDelivery = (seconds: number) => Math.round(((seconds * 1000) / deliveries) * 100) / 100;
   return {
     result,
     cpu: {
