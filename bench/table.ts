@@ -87,13 +87,20 @@ export function tableRows(r: Results): Row[] {
     }
   }
   if (r.webhooks) {
-    const { throughput: t, baseline: b, confirmationToFirstAttempt: c, dispatchToFirstAttempt: d } = r.webhooks;
+    const { throughput: t, inProcess: p, baseline: b, confirmationToFirstAttempt: c, dispatchToFirstAttempt: d } = r.webhooks;
+    const cpu = (x: { nodeMsPerDelivery: number; temporalMsPerDelivery: number }) => `CPU per delivery: ${x.nodeMsPerDelivery} ms Node, ${x.temporalMsPerDelivery} ms Temporal`;
     rows.push({
-      measure: `signed webhook deliveries to a local receiver, ${t.endpoints} endpoints × ${t.events} events (\`webhooks\`)`,
-      app: `${n(t.deliveriesPerSecond)} deliveries/s, all ${n(t.deliveries)} arrived`,
+      measure: `signed webhook deliveries to a local receiver through Temporal's handover (a workflow's \`dispatchEvent\` on the webhooks queue), ${t.endpoints} endpoints × ${t.events} events (\`webhooks\`)`,
+      app: `${n(t.deliveriesPerSecond)} deliveries/s, all ${n(t.deliveries)} logged 2xx; ${cpu(t)}`,
       baseline: `one workflow per delivery (the previous design), same server: ${n(b.workflowsPerSecond)}/s`,
       ratio: ratio(r.webhooks.ratio), target: '≥ 2,000/s', eventLoop: '—', verdict: verdict(t.deliveriesPerSecond >= 2000),
     });
+    if (p) {
+      rows.push({
+        measure: `the same fan-out called in process, no Temporal on the path (\`webhooks\`)`,
+        app: `${n(p.deliveriesPerSecond)} deliveries/s; ${cpu(p)}`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
+      });
+    }
     rows.push({
       measure: `payment confirmed → first webhook attempt arrives, ${c.links} links, idle (\`webhooks\`)`,
       app: `p99 ${n(c.p99Ms)} ms (p50 ${n(c.p50Ms)})`, baseline: `one workflow start → result, same server: p99 ${n(b.startToResult.p99Ms)} ms`,

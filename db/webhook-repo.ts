@@ -232,6 +232,40 @@ export async function recordDelivery(pool: DatabasePool, d: NewDelivery): Promis
   }
 }
 
+/**
+ * Logs the first attempts of one fan-out in one statement: each row under the id chosen before
+ * it was sent (a row already logged is kept as it was and returned), with the next ordinal for
+ * its event and endpoint. Rows whose endpoint was deleted meanwhile are not written and not
+ * returned; a deletion racing the statement fails it with a foreign-key error, and the caller
+ * logs those rows one by one.
+ */
+export async function recordDeliveries(pool: DatabasePool, ds: readonly NewDelivery[]): Promise<readonly DeliveryRow[]> {
+  if (ds.length === 0) return [];
+  const col = <K extends keyof NewDelivery>(k: K) => ds.map((d) => d[k]);
+  return pool.any(sql.type(deliveryRow)`
+    WITH n AS (
+      SELECT * FROM unnest(${sql.array(col('id'), 'text')}, ${sql.array(col('endpointId'), 'text')}, ${sql.array(col('eventId'), 'text')},
+        ${sql.array(col('trigger'), 'text')}, ${sql.array(col('status'), 'text')}, ${sql.array(col('responseStatus'), 'int4')},
+        ${sql.array(col('latencyMs'), 'int4')}, ${sql.array(col('responseBody'), 'text')}, ${sql.array(col('error'), 'text')},
+        ${sql.array(col('startedAt'), 'timestamptz')})
+        AS n(id, endpoint_id, event_id, trigger, status, response_status, latency_ms, response_body, error, created_at)
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = n.endpoint_id)),
+    d AS (
+      INSERT INTO webhook_deliveries (id, endpoint_id, event_id, attempt, trigger, status, response_status, latency_ms,
+        response_body, error, created_at)
+      SELECT n.id, n.endpoint_id, n.event_id,
+        COALESCE((SELECT max(attempt) FROM webhook_deliveries x WHERE x.endpoint_id = n.endpoint_id AND x.event_id = n.event_id), 0) + 1,
+        n.trigger, n.status, n.response_status, n.latency_ms, n.response_body, n.error, n.created_at
+      FROM n
+      ON CONFLICT (id) DO NOTHING
+      RETURNING *),
+    logged AS (
+      SELECT * FROM d
+      UNION ALL
+      SELECT x.* FROM webhook_deliveries x JOIN n ON n.id = x.id WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = n.id))
+    SELECT ${deliveryColumns} FROM logged d JOIN events e ON e.id = d.event_id`);
+}
+
 export async function findDeliveryById(db: CommonQueryMethods, id: string): Promise<DeliveryRow | null> {
   return db.maybeOne(sql.type(deliveryRow)`
     SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ${id}`);

@@ -10,6 +10,7 @@ import type { CarriedLinkState, LinkRailTerms, PaymentLinkInput, PaymentReport }
 import { defaultPromptRail, linkRailTerms } from '../rails/registry.js';
 import { PromptBook } from './mobile-money-prompts.js';
 import { exclusiveLockPatch, pullEvidencePatch, uiStatePatch } from './payment-link-patches.js';
+import { webhookHandoverOptions } from './webhook-handover.js';
 
 // Database writes retry quickly and without limit: PostgreSQL coming back is only a matter of time.
 export const db = proxyActivities<LinkActivities>({
@@ -85,13 +86,7 @@ export class LinkRun {
     this.windows = { expiresAtMs: input.expiresAtMs, lateWatchMs: input.lateWatchMinutes * 60_000 };
     this.pulls = patched(pullEvidencePatch);
     this.evidencePullMs = input.evidencePullMs ?? defaultEvidencePullMs;
-    this.webhooks = proxyActivities<{ dispatchEvent(i: { eventId: string }): Promise<void> }>({
-      taskQueue: input.webhookTaskQueue,
-      // It makes the first attempt at each endpoint (each given 10 s) and heartbeats meanwhile.
-      startToCloseTimeout: '30 seconds',
-      heartbeatTimeout: '10 seconds',
-      retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-    });
+    this.webhooks = proxyActivities<{ dispatchEvent(i: { eventId: string }): Promise<void> }>(webhookHandoverOptions(input.webhookTaskQueue));
     // The UI's current details (no command: every history replays as before).
     setCurrentDetails(linkStateLine(this.status, this.windows.expiresAtMs, this.watchEndsAtMs()));
   }

@@ -16,13 +16,15 @@ import { concludeExhausted } from '../../services/webhooks/endpoint-notices.js';
 import { serializeEvent } from '../../services/webhooks/event-payload.js';
 import {
   recordAttempt,
+  recordAttempts,
   settleAttempt,
+  type SentAttempt,
   type AttemptOutcome,
   type DeliverAttemptInput,
   type DeliverAttemptResult,
 } from '../../services/webhooks/attempts.js';
 
-export type { AttemptOutcome, DeliverAttemptInput, DeliverAttemptResult };
+export type { AttemptOutcome, DeliverAttemptInput, DeliverAttemptResult, SentAttempt };
 
 /**
  * What the attempts need. `announce` hands an event Malipo raised about an endpoint (disabled, a
@@ -78,7 +80,8 @@ export function createAttempts(deps: AttemptDeps) {
   /** Settles a logged attempt by the webhook rules (a 410 disables the endpoint). */
   const settle = (row: DeliveryRow) => settleAttempt(deps, row);
 
-  async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date, keyrings: Keyrings): Promise<PostResult> {
+  /** `heartbeat`: false when the caller heartbeats already (a fan-out, for all its attempts at once). */
+  async function send(endpoint: EndpointRow, event: StoredEvent, startedAt: Date, keyrings: Keyrings, heartbeat = true): Promise<PostResult> {
     // Checked again at every attempt, on a fresh DNS answer: where the host points may have changed.
     const dest = await resolveDestination(endpoint.url, endpoint.environment, deps.config.webhooks);
     if (!dest.ok) return { status: null, body: null, latencyMs: 0, error: `not sent: the URL ${dest.message}`, location: null };
@@ -88,7 +91,7 @@ export function createAttempts(deps: AttemptDeps) {
     const headers = webhookHeaders(secrets, event.id, Math.floor(startedAt.getTime() / 1000), body);
     const ctx = activityContext();
     // Heartbeats let Temporal notice a worker that died mid-request within seconds.
-    const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+    const beat = ctx && heartbeat ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
     try {
       const request = { url: dest.url, headers: { ...headers }, body, pinned: dest.addresses, revealResponse: !dest.internal, signal: ctx?.cancellationSignal };
       const ids = { eventId: event.id, endpointId: endpoint.id };
@@ -101,14 +104,34 @@ export function createAttempts(deps: AttemptDeps) {
   /** Sends and logs one attempt (`keyrings` shared by the attempts of one fan-out); `endpoint_unavailable` when the endpoint (or its store) was deleted meanwhile. */
   async function attempt(endpoint: EndpointRow, event: StoredEvent, input: DeliverAttemptInput, keyrings: Keyrings = {}): Promise<DeliverAttemptResult> {
     const startedAt = new Date();
-    const r = await send(endpoint, event, startedAt, keyrings);
-    const row = await record(input, r, startedAt);
+    const result = await send(endpoint, event, startedAt, keyrings);
+    return conclude({ input, result, startedAt }, await record(input, result, startedAt));
+  }
+
+  /**
+   * Sends one attempt without logging it: a fan-out sends its first attempts, then logs them all
+   * in one statement (`concludeAll`). Until then the outbox still shows the event undispatched,
+   * so a crash in between resends them (same webhook-id), never drops them.
+   */
+  async function sendOnly(endpoint: EndpointRow, event: StoredEvent, input: DeliverAttemptInput, keyrings: Keyrings): Promise<SentAttempt> {
+    const startedAt = new Date();
+    return { input, result: await send(endpoint, event, startedAt, keyrings, false), startedAt };
+  }
+
+  /** Logs attempts sent by `sendOnly` in one statement and settles each, in their order. */
+  async function concludeAll(sent: readonly SentAttempt[]): Promise<DeliverAttemptResult[]> {
+    const rows = await recordAttempts(pool, sent);
+    return Promise.all(sent.map((s, i) => conclude(s, rows[i]!)));
+  }
+
+  /** What follows a logged attempt: the worker log, the webhook rules, the counters. */
+  async function conclude({ input, result: r }: SentAttempt, row: DeliveryRow | null): Promise<DeliverAttemptResult> {
     if (!row) {
       deps.metrics?.webhookAttempt('endpoint_unavailable');
       return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
     }
     activityContext()?.log.info('webhook attempt', {
-      eventId: event.id, endpointId: endpoint.id, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
+      eventId: input.eventId, endpointId: input.endpointId, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
     });
     // Counted where it was sent and logged: a retry that finds the logged attempt does not count it again.
     const settled = await settle(row);
@@ -117,7 +140,7 @@ export function createAttempts(deps: AttemptDeps) {
     return settled;
   }
 
-  return { attempt, settle };
+  return { attempt, sendOnly, concludeAll, settle };
 }
 
 export function createDeliveryActivities(deps: AttemptDeps) {

@@ -17,7 +17,7 @@ import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { fanOutConcurrency, inlineBudget } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
-import { activityContext, createAttempts, type AttemptOutcome, type Keyrings } from './deliver.js';
+import { activityContext, createAttempts, type AttemptOutcome, type Keyrings, type SentAttempt } from './deliver.js';
 
 /** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
@@ -32,7 +32,7 @@ function startDelivery(deps: Deps, event: { id: string; storeId: string; environ
 export interface DispatchResult {
   /** Endpoints the event goes to. */
   endpoints: number;
-  /** First attempts this call sent. */
+  /** First attempts this call sent and logged. */
   sent: number;
   /** Delivery workflows this call started: the first attempt failed, or was left to the workflow. */
   retrying: number;
@@ -40,33 +40,39 @@ export interface DispatchResult {
 
 export function createDispatchActivities(deps: Deps) {
   // An endpoint disabled during a first attempt is announced to the others by this same fan-out.
-  const { attempt, settle } = createAttempts({ ...deps, announce: (eventId) => fanOut(eventId, false) });
+  const { sendOnly, concludeAll, settle } = createAttempts({ ...deps, announce: (eventId) => fanOut(eventId, false) });
   let sweeperEnsured: Promise<void> | undefined;
 
   /**
-   * One endpoint's first attempt. Sent here when `inline` and in time (most endpoints answer 2xx
-   * at once, and then no workflow is needed); otherwise, or when it fails, the delivery workflow
-   * takes over with the Standard Webhooks schedule. A first attempt logged by an earlier try of
-   * this dispatch is settled from the log, never sent again.
+   * One endpoint's first attempt, sent here when `inline` and in time (most endpoints answer 2xx
+   * at once, and then no workflow is needed) and logged later with the fan-out's others; or its
+   * outcome settled from the log when an earlier try of this dispatch logged it (never sent
+   * again); or left to the delivery workflow.
    */
   async function firstAttempt(event: StoredEvent, endpoint: EndpointRow, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings) {
-    const deliveryId = firstDeliveryId(event.id, endpoint.id);
-    let outcome: AttemptOutcome | 'not_attempted' = 'not_attempted';
-    let sent = false;
-    if (logged) outcome = (await settle(logged)).outcome;
-    else if (inline) {
-      try {
-        outcome = (await attempt(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId, trigger: 'automatic' }, keyrings)).outcome;
-        sent = true;
-      } catch (err) {
-        // The database went away mid-attempt, say: the workflow's first attempt (same id) settles it.
-        activityContext()?.log.warn('inline webhook attempt failed; its delivery workflow takes over', {
-          eventId: event.id, endpointId: endpoint.id, error: err instanceof Error ? err.message : String(err),
-        });
-      }
+    if (logged) return { settled: (await settle(logged)).outcome };
+    if (!inline) return { settled: 'not_attempted' as const };
+    try {
+      return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings) };
+    } catch (err) {
+      // Not even sent (the keyring unreadable, say): the workflow's first attempt (same id) makes it.
+      activityContext()?.log.warn('inline webhook attempt failed; its delivery workflow takes over', {
+        eventId: event.id, endpointId: endpoint.id, error: err instanceof Error ? err.message : String(err),
+      });
+      return { settled: 'not_attempted' as const };
     }
-    const retrying = (outcome === 'failed' || outcome === 'not_attempted') && (await startDelivery(deps, event, endpoint.id));
-    return { sent, retrying };
+  }
+
+  /** Logs the inline attempts in one statement; if that fails (the database went away), their delivery workflows (same ids) settle them. */
+  async function logSent(event: StoredEvent, sent: readonly SentAttempt[]): Promise<Array<AttemptOutcome | 'not_attempted'>> {
+    try {
+      return (await concludeAll(sent)).map((r) => r.outcome);
+    } catch (err) {
+      activityContext()?.log.warn('inline webhook attempts not logged; their delivery workflows take over', {
+        eventId: event.id, attempts: sent.length, error: err instanceof Error ? err.message : String(err),
+      });
+      return sent.map(() => 'not_attempted' as const);
+    }
   }
 
   async function fanOut(eventId: string, inline: boolean): Promise<DispatchResult> {
@@ -74,25 +80,32 @@ export function createDispatchActivities(deps: Deps) {
     sweeperEnsured ??= ensureWebhookSweeper(deps).catch(() => {
       sweeperEnsured = undefined;
     });
-    const event = await findEvent(deps.pool, eventId);
-    // The caller commits the event before dispatching; a missing one is retried, not dropped.
-    if (!event) throw new Error(`event ${eventId} is not in the outbox (yet)`);
-    const endpoints = await matchingEndpoints(deps.pool, event);
-    const logged = new Map((await findDeliveriesByIds(deps.pool, endpoints.map((e) => firstDeliveryId(event.id, e.id)))).map((d) => [d.endpoint_id, d]));
-    const inTime = inlineBudget(performance.now());
-    // Heartbeats let Temporal retry the dispatch within seconds if this worker dies mid-fan-out.
+    // Heartbeats let Temporal retry the dispatch within seconds if this worker dies mid-fan-out
+    // (from the start: its reads may wait for a pool connection under load).
     const ctx = activityContext();
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
-    const keyrings: Keyrings = {};
-    let outcomes: Array<{ sent: boolean; retrying: boolean }>;
     try {
-      outcomes = await inParallel(endpoints, fanOutConcurrency, (endpoint) =>
+      const event = await findEvent(deps.pool, eventId);
+      // The caller commits the event before dispatching; a missing one is retried, not dropped.
+      if (!event) throw new Error(`event ${eventId} is not in the outbox (yet)`);
+      const endpoints = await matchingEndpoints(deps.pool, event);
+      const logged = new Map((await findDeliveriesByIds(deps.pool, endpoints.map((e) => firstDeliveryId(event.id, e.id)))).map((d) => [d.endpoint_id, d]));
+      const inTime = inlineBudget(performance.now());
+      const keyrings: Keyrings = {};
+      const firsts = await inParallel(endpoints, fanOutConcurrency, (endpoint) =>
         firstAttempt(event, endpoint, logged.get(endpoint.id), inline && inTime(performance.now()), keyrings));
+      const sent = firsts.flatMap((f) => (f.sent ? [f.sent] : []));
+      const sentOutcomes = await logSent(event, sent);
+      let next = 0;
+      const outcomes = firsts.map((f) => f.settled ?? sentOutcomes[next++]!);
+      // Only an endpoint that did not take its first attempt gets a delivery workflow (the retry schedule).
+      const unsettled = endpoints.filter((_, i) => outcomes[i] === 'failed' || outcomes[i] === 'not_attempted');
+      const retrying = await inParallel(unsettled, fanOutConcurrency, (endpoint) => startDelivery(deps, event, endpoint.id));
+      await markEventDispatched(deps.pool, event.id);
+      return { endpoints: endpoints.length, sent: sentOutcomes.filter((o) => o !== 'not_attempted').length, retrying: retrying.filter(Boolean).length };
     } finally {
       if (beat) clearInterval(beat);
     }
-    await markEventDispatched(deps.pool, event.id);
-    return { endpoints: endpoints.length, sent: outcomes.filter((r) => r.sent).length, retrying: outcomes.filter((r) => r.retrying).length };
   }
 
   return {

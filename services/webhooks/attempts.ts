@@ -1,5 +1,5 @@
-import { ForeignKeyIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
-import { recordDelivery, type DeliveryRow } from '../../db/webhook-repo.js';
+import { ForeignKeyIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
+import { recordDeliveries, recordDelivery, type DeliveryRow, type NewDelivery } from '../../db/webhook-repo.js';
 import { derivedId } from '../../domain/ids.js';
 import { disableGoneEndpoint, type NoticeDeps } from './endpoint-notices.js';
 import type { PostResult } from './http-post.js';
@@ -36,26 +36,55 @@ export function firstDeliveryId(eventId: string, endpointId: string): string {
   return derivedId('webhookDelivery', `first-attempt:${eventId}:${endpointId}`);
 }
 
+/** What the log says of an attempt: 2xx succeeded, anything else failed, with why. */
+function logRow(input: DeliverAttemptInput, r: PostResult, startedAt: Date): NewDelivery {
+  const ok = r.status !== null && r.status >= 200 && r.status < 300;
+  return {
+    id: input.deliveryId,
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    trigger: input.trigger,
+    status: ok ? 'succeeded' : 'failed',
+    responseStatus: r.status,
+    latencyMs: r.latencyMs,
+    responseBody: r.body,
+    error: ok ? null : (r.error ?? httpError(r)),
+    startedAt: startedAt.toISOString(),
+  };
+}
+
 /** Logs an attempt under its delivery id (2xx succeeded, anything else failed, with why); null when the endpoint (or its store) was deleted while it ran. */
 export async function recordAttempt(pool: DatabasePool, input: DeliverAttemptInput, r: PostResult, startedAt: Date): Promise<DeliveryRow | null> {
-  const ok = r.status !== null && r.status >= 200 && r.status < 300;
   try {
-    return await recordDelivery(pool, {
-      id: input.deliveryId,
-      endpointId: input.endpointId,
-      eventId: input.eventId,
-      trigger: input.trigger,
-      status: ok ? 'succeeded' : 'failed',
-      responseStatus: r.status,
-      latencyMs: r.latencyMs,
-      responseBody: r.body,
-      error: ok ? null : (r.error ?? httpError(r)),
-      startedAt: startedAt.toISOString(),
-    });
+    return await recordDelivery(pool, logRow(input, r, startedAt));
   } catch (err) {
     if (err instanceof ForeignKeyIntegrityConstraintViolationError) return null;
     throw err;
   }
+}
+
+/** An attempt made and not logged yet. */
+export interface SentAttempt {
+  input: DeliverAttemptInput;
+  result: PostResult;
+  startedAt: Date;
+}
+
+/**
+ * Logs the attempts of one fan-out in one statement, in their order (a statement per attempt was
+ * most of a fan-out's database work). One the statement did not log (its endpoint deleted
+ * meanwhile, a race for its ordinal) is logged alone, as `recordAttempt` does: null when its
+ * endpoint is gone.
+ */
+export async function recordAttempts(pool: DatabasePool, sent: readonly SentAttempt[]): Promise<Array<DeliveryRow | null>> {
+  let rows: readonly DeliveryRow[] = [];
+  try {
+    rows = await recordDeliveries(pool, sent.map((s) => logRow(s.input, s.result, s.startedAt)));
+  } catch (err) {
+    if (!(err instanceof ForeignKeyIntegrityConstraintViolationError || err instanceof UniqueIntegrityConstraintViolationError)) throw err;
+  }
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return Promise.all(sent.map((s) => byId.get(s.input.deliveryId) ?? recordAttempt(pool, s.input, s.result, s.startedAt)));
 }
 
 /** Settles a logged attempt by the webhook rules: a 410 disables the endpoint (and tells the store's other endpoints, once). */

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { firstDeliveryId } from '../../services/webhooks/attempts.js';
+import { createWebhookActivities } from '../../activities/webhooks/index.js';
+import { openPool } from '../../db/pool.js';
+import { StatementCounter } from '../helpers/pg-statement-counter.js';
 import { z } from 'zod';
 import type { Stack } from '../helpers/stack.js';
 import { eventually, linkData, startWebhookStack, stopWebhookStack, webhookHarness } from '../helpers/webhook-harness.js';
@@ -152,6 +155,29 @@ describe('the first attempt, made by the dispatch', () => {
     const got = receiver.requestsTo('/unlogged');
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
     expect((await deliveries(store, ep.id)).map((d) => [d.id, d.attempt, d.status])).toEqual([[firstDeliveryId(event.id, ep.id), 1, 'succeeded']]);
+  });
+
+  it('logs a fan-out\'s first attempts in one statement: five statements for an event to three endpoints, one row each', async () => {
+    const store = await stack.createStore();
+    const eps = [await endpoint(store, '/batch/0'), await endpoint(store, '/batch/1'), await endpoint(store, '/batch/2')];
+    const { event } = await emit(store, { dispatch: false });
+    const counter = await StatementCounter.start();
+    const pool = await openPool(counter.urlFor(stack.config.databaseUrl!), 4, { preparedStatements: true });
+    try {
+      const activities = createWebhookActivities({ pool, temporal: stack.temporal, config: stack.config });
+      const statements = (await counter.during(() => activities.dispatchEvent({ eventId: event.id }).then((r) => expect(r).toEqual({ endpoints: 3, sent: 3, retrying: 0 }))))
+        .filter((q) => /\b(events|webhook_endpoints|webhook_deliveries)\b/.test(q));
+      // The event, its endpoints, the first attempts already logged, one INSERT for the three, the dispatch mark.
+      expect(statements.filter((q) => /INSERT INTO webhook_deliveries/.test(q))).toHaveLength(1);
+      expect(statements).toHaveLength(5);
+    } finally {
+      await pool.end();
+      await counter.close();
+    }
+    for (const ep of eps) {
+      expect((await deliveries(store, ep.id)).map((d) => [d.id, d.attempt, d.status])).toEqual([[firstDeliveryId(event.id, ep.id), 1, 'succeeded']]);
+    }
+    expect(eps.map((_, i) => receiver.requestsTo(`/batch/${i}`).length)).toEqual([1, 1, 1]);
   });
 
   it('leaves every first attempt to the delivery workflows for callers that must not wait on endpoints (chain scan, outbox sweep)', async () => {

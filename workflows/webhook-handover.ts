@@ -1,0 +1,17 @@
+import type { ActivityOptions } from '@temporalio/workflow';
+
+/**
+ * How a workflow hands a committed event to the webhook fan-out: the `dispatchEvent` activity on
+ * the deployment's webhooks task queue. It makes the first attempt at each endpoint (each given
+ * 10 s) and heartbeats meanwhile; a worker that dies mid-fan-out is noticed within the heartbeat
+ * timeout and the activity runs again (logged attempts are not resent). The payment-link workflow
+ * uses these options, and so does the webhook bench, so the bench measures the same handover.
+ */
+export function webhookHandoverOptions(webhookTaskQueue: string): ActivityOptions {
+  return {
+    taskQueue: webhookTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  };
+}
