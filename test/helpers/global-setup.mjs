@@ -5,5 +5,6 @@ export default async function globalSetup() {
   const { startTestTemporal } = await tsImport('./temporal-server.ts', import.meta.url);
   await startTestTemporal();
   const { writeSharedWorkflowBundle } = await tsImport('./workflow-bundle.ts', import.meta.url);
-  await writeSharedWorkflowBundle();
+  const { createTemplateDatabase } = await tsImport('./database.ts', import.meta.url);
+  await Promise.all([writeSharedWorkflowBundle(), createTemplateDatabase()]);
 }

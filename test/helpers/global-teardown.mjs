@@ -5,4 +5,6 @@ export default async function globalTeardown() {
   await stopTestTemporal();
   const { removeSharedWorkflowBundle } = await tsImport('./workflow-bundle.ts', import.meta.url);
   await removeSharedWorkflowBundle();
+  const { dropTemplateDatabase } = await tsImport('./database.ts', import.meta.url);
+  await dropTemplateDatabase();
 }
