@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,12 +49,23 @@ function planWith(change: (p: any) => void = () => undefined) {
 }
 
 let runs = 0;
-function sign(answer: unknown, extra: string[] = []) {
+/**
+ * Runs the signer on `answer` as the merchant would, each run on its own plan and output files, so
+ * a test's refusal cases run side by side: each is a whole Node process, mostly spent loading viem.
+ */
+function sign(answer: unknown, extra: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string; out: string }> {
   const planFile = join(dir, `plan-${++runs}.json`);
   const out = join(dir, `signed-${runs}.json`);
   writeFileSync(planFile, JSON.stringify(answer));
-  const r = spawnSync(process.execPath, ['--import', noNetwork, 'bin/sweep-sign.mjs', planFile, '--mnemonic-file', mnemonicFile, '--out', out, ...extra], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, out };
+  const child = spawn(process.execPath, ['--import', noNetwork, 'bin/sweep-sign.mjs', planFile, '--mnemonic-file', mnemonicFile, '--out', out, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => void (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => void (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr, out }));
+  });
 }
 
 describe('sweep:sign (offline signer)', () => {
@@ -66,7 +77,7 @@ describe('sweep:sign (offline signer)', () => {
 
   it('signs every transaction of a plan whose paths derive its sources, with no network, and prints what it moves', async () => {
     const answer = planWith();
-    const r = sign(answer);
+    const r = await sign(answer);
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toContain(`destination  ${destination}`);
     expect(r.stdout).toContain('12.500000000000000001 USDT');
@@ -82,7 +93,7 @@ describe('sweep:sign (offline signer)', () => {
     }
   });
 
-  it('refuses the whole plan, writing nothing, when anything differs', () => {
+  it('refuses the whole plan, writing nothing, when anything differs', async () => {
     const cases: [string, (p: any) => void, RegExp][] = [
       ['a path that derives another address', (a) => { a.plan.sources[0].path = "m/44'/60'/0'/1/1"; }, /derives/],
       ['a transfer to another recipient', (a) => { a.plan.transactions[1].data = transferData('0x000000000000000000000000000000000000dead', sources[0]!.amountMinor); }, /not the destination/],
@@ -92,8 +103,9 @@ describe('sweep:sign (offline signer)', () => {
       ['a transaction for another chain', (a) => { a.plan.transactions[2].chainId = 1; }, /chain 1/],
       ['another funding address', (a) => { a.plan.funding = '0x000000000000000000000000000000000000dead'; a.plan.transactions[0].from = a.plan.funding; }, /funding key/],
     ];
-    for (const [what, change, message] of cases) {
-      const r = sign(planWith(change));
+    const results = await Promise.all(cases.map(([, change]) => sign(planWith(change))));
+    for (const [i, [what, , message]] of cases.entries()) {
+      const r = results[i]!;
       expect({ what, status: r.status }).toEqual({ what, status: 1 });
       expect(r.stderr).toMatch(message);
       expect(r.stderr).not.toContain('NETWORK');
@@ -152,7 +164,7 @@ describe('sweep:sign (TRON plans)', () => {
 
   it('signs each txID with its owner\'s key, offline, after decoding every transaction', async () => {
     const answer = tronPlan();
-    const r = sign(answer);
+    const r = await sign(answer);
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toContain(`destination  ${tronDestination}`);
     expect(r.stdout).toContain('12.500001 USDT');
@@ -168,7 +180,7 @@ describe('sweep:sign (TRON plans)', () => {
     }
   });
 
-  it('refuses the whole TRON plan, writing nothing, when any transaction\'s bytes differ from a sweep', () => {
+  it('refuses the whole TRON plan, writing nothing, when any transaction\'s bytes differ from a sweep', async () => {
     const stranger = 'TPX1jdAu3qdGCZCWX1m75RtB2wgtKotuDC';
     const cases: [string, (p: any) => void, RegExp][] = [
       ['a path that derives another address', (a) => { a.plan.sources[0].path = "m/44'/195'/0'/1/1"; }, /derives/],
@@ -179,8 +191,9 @@ describe('sweep:sign (TRON plans)', () => {
       ['energy never taken back', (a) => { a.plan.transactions.pop(); }, /not all taken back/],
       ['another funding account', (a) => { a.plan.funding = stranger; }, /funding key/],
     ];
-    for (const [what, change, message] of cases) {
-      const r = sign(tronPlan(change));
+    const results = await Promise.all(cases.map(([, change]) => sign(tronPlan(change))));
+    for (const [i, [what, , message]] of cases.entries()) {
+      const r = results[i]!;
       expect({ what, status: r.status }).toEqual({ what, status: 1 });
       expect(r.stderr).toMatch(message);
       expect(r.stderr).not.toContain('NETWORK');
