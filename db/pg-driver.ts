@@ -49,28 +49,6 @@ export function createPreparedStatementsDriverFactory(): DriverFactory {
         };
         client.on('error', onError);
         client.on('notice', onNotice);
-        /** Names whose plan went stale on this connection inside a transaction: dropped before their next use. */
-        const stale = new Set<string>();
-        const forget = async (name: string) => {
-          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
-          await client.query(`DEALLOCATE ${name}`).catch(() => undefined);
-        };
-        const run = async (text: string, values: unknown[] | undefined): Promise<pg.QueryResult> => {
-          const name = nameFor(text);
-          if (name === undefined) return client.query({ text, values: values as unknown[], queryMode: 'extended' } as pg.QueryConfig);
-          if (stale.delete(name)) await forget(name);
-          try {
-            return await client.query({ name, text, values: values as unknown[] });
-          } catch (err) {
-            if (!stalePlan(err)) throw err;
-            if (client.getTransactionStatus() !== 'I') {
-              stale.add(name);
-              throw err;
-            }
-            await forget(name);
-            return client.query({ name, text, values: values as unknown[] });
-          }
-        };
         return {
           connect: async () => {
             await client.connect();
@@ -83,7 +61,7 @@ export function createPreparedStatementsDriverFactory(): DriverFactory {
           query: async (text, values): Promise<DriverQueryResult> => {
             let result: pg.QueryResult;
             try {
-              result = await run(text, values);
+              result = await runStatement(client, text, values as unknown[] | undefined, true);
             } catch (err) {
               throw wrapError(err as Error, { sql: text, values: (values ?? []) as unknown as readonly never[] });
             }
@@ -103,9 +81,43 @@ export function createPreparedStatementsDriverFactory(): DriverFactory {
   });
 }
 
-type ClientConfig = pg.ClientConfig & { statement_timeout?: number; idle_in_transaction_session_timeout?: number };
+/** Per connection: names whose plan went stale inside a transaction, dropped before their next use. */
+const staleNames = new WeakMap<pg.Client, Set<string>>();
 
-function clientConfig(c: DriverConfiguration): ClientConfig {
+/**
+ * One statement on a `pg` connection: named by its text when `named` (and a name is left), with a
+ * stale plan dropped and the statement run again once outside a transaction; past the last name,
+ * unnamed in the extended protocol; with names off, as slonik's own driver sends it.
+ * The driver above and the pool's single statements (db/pool-single-statements.ts) both run this.
+ */
+export async function runStatement(client: pg.Client, text: string, values: unknown[] | undefined, named: boolean): Promise<pg.QueryResult> {
+  if (!named) return client.query(text, values);
+  const name = nameFor(text);
+  if (name === undefined) return client.query({ text, values: values as unknown[], queryMode: 'extended' } as pg.QueryConfig);
+  let stale = staleNames.get(client);
+  if (stale?.delete(name)) await forget(client, name);
+  try {
+    return await client.query({ name, text, values: values as unknown[] });
+  } catch (err) {
+    if (!stalePlan(err)) throw err;
+    if (client.getTransactionStatus() !== 'I') {
+      if (!stale) staleNames.set(client, (stale = new Set()));
+      stale.add(name);
+      throw err;
+    }
+    await forget(client, name);
+    return client.query({ name, text, values: values as unknown[] });
+  }
+}
+
+async function forget(client: pg.Client, name: string): Promise<void> {
+  delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+  await client.query(`DEALLOCATE ${name}`).catch(() => undefined);
+}
+
+export type ClientConfig = pg.ClientConfig & { statement_timeout?: number; idle_in_transaction_session_timeout?: number };
+
+export function clientConfig(c: DriverConfiguration): ClientConfig {
   const timeout = (v: 'DISABLE_TIMEOUT' | number | undefined) => (v === undefined || v === 'DISABLE_TIMEOUT' ? undefined : Math.max(1, v));
   const config: ClientConfig = { connectionString: c.connectionUri };
   if (c.ssl) config.ssl = c.ssl;
@@ -122,7 +134,7 @@ function clientConfig(c: DriverConfiguration): ClientConfig {
 const arrays = pg.types.arrayParser as unknown as { create(source: string, parse: (value: string) => unknown): { parse(): unknown[] } };
 
 /** The configured parsers by type OID (and their arrays'), read once from pg_type; pg's own for the rest. */
-async function typeParsersFor(config: ClientConfig, parsers: readonly DriverTypeParser[]): Promise<(oid: number) => (value: string) => unknown> {
+export async function typeParsersFor(config: ClientConfig, parsers: ReadonlyArray<Pick<DriverTypeParser, 'name' | 'parse'>>): Promise<(oid: number) => (value: string) => unknown> {
   const client = new pg.Client(config);
   await client.connect();
   let rows: { oid: number; typarray: number; typname: string }[];
@@ -144,7 +156,7 @@ async function typeParsersFor(config: ClientConfig, parsers: readonly DriverType
 type QueryRef = { sql: string; values: readonly never[] };
 
 /** pg's errors as slonik's, by SQLSTATE, so callers catch the same classes whichever driver runs. */
-function wrapError(error: Error, query: QueryRef | null): Error {
+export function wrapError(error: Error, query: QueryRef | null): Error {
   const message = error.message.toLowerCase();
   if (message.includes('connection terminated unexpectedly')) return new BackendTerminatedUnexpectedlyError(error);
   if (message.includes('connection terminated')) return new BackendTerminatedError(error);

@@ -1,6 +1,7 @@
-import { createPool, createBigintTypeParser, sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { BackendTerminatedError, ConnectionError, createPool, createBigintTypeParser, sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createPreparedStatementsDriverFactory } from './pg-driver.js';
+import { withSingleStatementsOnPg } from './pool-single-statements.js';
 
 export type { DatabasePool } from 'slonik';
 
@@ -22,6 +23,7 @@ const typeParsers = [
  * tables, no LISTEN; transactions always end in COMMIT or ROLLBACK).
  */
 export async function openPool(connectionString: string, maximumPoolSize = 10, opts: { preparedStatements?: boolean } = {}): Promise<DatabasePool> {
+  const timeouts = { connectionTimeout: 10_000, statementTimeout: 30_000, idleTimeout: 10_000 };
   const pool = await createPool(connectionString, {
     // Off unless asked: the embedded database serves every connection from one session, where
     // two connections' statement names would collide (so would a transaction-mode pooler's).
@@ -29,9 +31,7 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
     typeParsers,
     resetConnection: async () => {},
     maximumPoolSize,
-    connectionTimeout: 10_000,
-    statementTimeout: 30_000,
-    idleTimeout: 10_000,
+    ...timeouts,
   });
   // slonik emits a failed query's error on the pool before throwing it to the caller. With no
   // listener Node's emitter throws it there instead: the same error, except where the error's
@@ -39,7 +39,11 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
   // `instanceof UniqueIntegrityConstraintViolationError` behaved differently under test. The
   // caller handles the error it is thrown; the emission needs nobody.
   pool.on('error', () => undefined);
-  return pool;
+  // A single statement outside a transaction skips slonik's per-query machinery (db/pool-single-statements.ts).
+  return withSingleStatementsOnPg(pool, {
+    connectionString, maximumPoolSize, preparedStatements: opts.preparedStatements ?? false, typeParsers,
+    connectionTimeoutMs: timeouts.connectionTimeout, statementTimeoutMs: timeouts.statementTimeout, idleTimeoutMs: timeouts.idleTimeout,
+  });
 }
 
 /** Network errors and PostgreSQL's "cannot serve now" states (class 08, and 57P01–57P03: shutdown, crash, starting). */
@@ -52,7 +56,7 @@ const unavailableNames = new Set(['ConnectionError', 'BackendTerminatedError']);
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (unavailableNames.has(e.name ?? '') || unavailableCodes.has(e.code ?? '') || e.code?.startsWith('08')) return true;
+    if (e instanceof ConnectionError || e instanceof BackendTerminatedError || unavailableNames.has(e.name ?? '') || unavailableCodes.has(e.code ?? '') || e.code?.startsWith('08')) return true;
     if (/Connection terminated|connection timeout|terminating connection/i.test(e.message ?? '')) return true;
   }
   return false;
