@@ -1,10 +1,11 @@
 // The fallback load generator where Debian's wrk is missing (bench/load.ts uses wrk otherwise):
 // one autocannon run in its own process, so the load generator never shares the measured
-// server's event loop: `node bin/run-ts.mjs bench/load-child.ts '<json LoadSpec>'` prints the result.
+// server's event loop: `node bin/run-ts.mjs bench/load-child.ts <file holding the LoadSpec as JSON>` prints the result.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { clientAddress, type LoadSpec } from './load.js';
 
-const spec = JSON.parse(process.argv[2]!) as LoadSpec;
+const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as LoadSpec;
 const clients = spec.clients ?? 1_000;
 const offset = spec.clientOffset ?? 0;
 let next = 0;

@@ -101,12 +101,15 @@ export function unpin(pids: readonly string[]): void {
  * (bench/load-child.ts).
  */
 export function loadFromChild(spec: LoadSpec): Promise<Load> {
-  if (!existsSync(wrkPath)) {
-    const node = [process.execPath, 'bin/run-ts.mjs', 'bench/load-child.ts', JSON.stringify(spec)];
-    const [cmd, ...args] = pinning ? [tasksetPath, '-c', '1', ...node] : node;
-    return runChild(cmd!, args);
-  }
   const dir = mkdtempSync(join(tmpdir(), 'malipo-wrk-'));
+  if (!existsSync(wrkPath)) {
+    // The spec in a file: tens of thousands of bodies do not fit in a command line (E2BIG).
+    const specFile = join(dir, 'spec.json');
+    writeFileSync(specFile, JSON.stringify(spec));
+    const node = [process.execPath, 'bin/run-ts.mjs', 'bench/load-child.ts', specFile];
+    const [cmd, ...args] = pinning ? [tasksetPath, '-c', '1', ...node] : node;
+    return runChild(cmd!, args).finally(() => rmSync(dir, { recursive: true, force: true }));
+  }
   const script = join(dir, 'load.lua');
   writeFileSync(script, wrkScript(spec));
   const wrk = [wrkPath, '-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--timeout', '10s', '-s', script, spec.base];
