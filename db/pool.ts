@@ -24,13 +24,17 @@ const typeParsers = [
  */
 export async function openPool(connectionString: string, maximumPoolSize = 10, opts: { preparedStatements?: boolean } = {}): Promise<DatabasePool> {
   const timeouts = { connectionTimeout: 10_000, statementTimeout: 30_000, idleTimeout: 10_000 };
+  // The process's connection budget stays `maximumPoolSize` (docs/production.md, "The connection
+  // budget"): half for transactions (slonik's pool), half for single statements (at least one each).
+  const singleStatementConnections = Math.max(1, Math.floor(maximumPoolSize / 2));
+  const transactionConnections = Math.max(1, maximumPoolSize - singleStatementConnections);
   const pool = await createPool(connectionString, {
     // Off unless asked: the embedded database serves every connection from one session, where
     // two connections' statement names would collide (so would a transaction-mode pooler's).
     ...(opts.preparedStatements ? { driverFactory: createPreparedStatementsDriverFactory() } : {}),
     typeParsers,
     resetConnection: async () => {},
-    maximumPoolSize,
+    maximumPoolSize: transactionConnections,
     ...timeouts,
   });
   // slonik emits a failed query's error on the pool before throwing it to the caller. With no
@@ -41,7 +45,7 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
   pool.on('error', () => undefined);
   // A single statement outside a transaction skips slonik's per-query machinery (db/pool-single-statements.ts).
   return withSingleStatementsOnPg(pool, {
-    connectionString, maximumPoolSize, preparedStatements: opts.preparedStatements ?? false, typeParsers,
+    connectionString, maximumPoolSize: singleStatementConnections, preparedStatements: opts.preparedStatements ?? false, typeParsers,
     connectionTimeoutMs: timeouts.connectionTimeout, statementTimeoutMs: timeouts.statementTimeout, idleTimeoutMs: timeouts.idleTimeout,
   });
 }

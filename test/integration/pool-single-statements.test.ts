@@ -116,14 +116,24 @@ it('a single statement never sees a transaction’s uncommitted rows, and the tr
   expect(await prepared.maybeOne(sql.unsafe`SELECT id FROM single_rows WHERE id = ${50}`)).toBeNull();
 });
 
-it('ends both pools: no connection stays open, and a statement after the end is refused', async () => {
+it('keeps the process within its pool size, and ends both pools: no connection stays open, a statement after the end is refused', async () => {
   const pool = await openPool(db.url, 3, { preparedStatements: true });
   const mine = async () => Number((await observer.query(
     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'")).rows[0].count);
   const before = await mine();
-  await Promise.all([1, 2, 3].map((i) => pool.oneFirst(sql.unsafe`SELECT ${i}::int, pg_sleep(0.05)`).catch(() => pool.oneFirst(sql.unsafe`SELECT ${i}::int`))));
-  await pool.transaction((t) => t.query(sql.unsafe`SELECT 1`));
-  expect(await mine()).toBeGreaterThan(before);
+  // Six single statements and three transactions at once, each holding its connection a while.
+  const busy = Promise.all([
+    ...[1, 2, 3, 4, 5, 6].map((i) => pool.oneFirst(sql.unsafe`SELECT ${i}::int AS n FROM pg_sleep(0.3)`)),
+    ...[1, 2, 3].map(() => pool.transaction((t) => t.query(sql.unsafe`SELECT pg_sleep(0.3)`))),
+  ]);
+  let most = 0;
+  for (let i = 0; i < 20; i++) {
+    most = Math.max(most, (await mine()) - before);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await busy;
+  // One connection for single statements, two for transactions: the pool's 3.
+  expect(most).toBe(3);
   await pool.end();
   for (let i = 0; i < 50 && (await mine()) > before; i++) await new Promise((r) => setTimeout(r, 20));
   expect(await mine()).toBe(before);
