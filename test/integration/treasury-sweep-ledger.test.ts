@@ -236,7 +236,8 @@ describe('the sweep ledger', () => {
     expect(await planState(id)).toBe('failed');
     const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
     expect(got.body.state).toBe('failed');
-    expect(got.body.transactions.map((t: { kind: string; state: string }) => `${t.kind}:${t.state}`)).toEqual(['top_up:mined']);
+    // The transfer was recorded before it was sent; the node refused it (nonce too low, and it holds no such transaction): dropped.
+    expect(got.body.transactions.map((t: { kind: string; state: string }) => `${t.kind}:${t.state}`)).toEqual(['top_up:mined', 'transfer:dropped']);
     expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
     expect(await eventsOf('sweep.completed', id)).toEqual([]);
     // In the outbox, which the outbox sweeper delivers (within about a minute): the request path waits on no endpoint.
@@ -278,22 +279,25 @@ describe('the sweep ledger', () => {
     // The transfers before the last were sent (anvil mines each as it comes); the last was refused, so the request fails.
     const res = await broadcast(id, signed);
     expect(res.status).toBe(502);
-    // Followed although the broadcast failed: the transfers sent are mined, and the sweep waits on them, not ended.
+    // Followed although the broadcast failed: the transfers sent are mined, and the sweep waits on them, not ended; the refused one is dropped.
     const sentTransfers = (await txStates(id)).filter((t) => t.kind === 'transfer');
-    expect(sentTransfers.map((t) => [t.source, t.state === 'mined' || t.state === 'final'])).toEqual(through.map((s) => [s.address, true]));
+    expect(sentTransfers.map((t) => [t.source, t.state === 'mined' || t.state === 'final' ? 'in' : t.state]))
+      .toEqual([...through.map((s) => [s.address, 'in']), [broken, 'dropped']]);
     expect(await eventsOf('sweep.failed', id)).toEqual([]);
 
     await mine(3);
     await eventually(async () => ((await planState(id)) === 'partially_completed' ? true : undefined), 'the watcher to end the sweep partially completed', 30_000);
     const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
-    expect(got.body.transactions.every((t: { state: string }) => t.state === 'final')).toBe(true);
+    const refusedTransfer = (t: { kind: string; source: string }) => t.kind === 'transfer' && t.source === broken;
+    expect(got.body.transactions.map((t: { kind: string; source: string; state: string }) => (refusedTransfer(t) ? 'dropped' : t.state)).every((x: string) => x === 'final' || x === 'dropped')).toBe(true);
+    expect(got.body.transactions.filter(refusedTransfer).map((t: { state: string }) => t.state)).toEqual(['dropped']);
     const moved = through.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n);
     expect(got.body.movedToken).toBe(formatUnits(moved, 18));
     const failed = await eventsOf('sweep.failed', id);
     expect(failed).toHaveLength(1);
     expect(failed[0].data).toMatchObject({ id, state: 'partially_completed', movedToken: got.body.movedToken });
     expect(failed[0].data.transactions.filter((t: { kind: string }) => t.kind === 'transfer').map((t: { source: string; state: string }) => [t.source, t.state]))
-      .toEqual(through.map((s) => [s.address, 'final']));
+      .toEqual([...through.map((s) => [s.address, 'final']), [broken, 'dropped']]);
     expect(await eventsOf('sweep.completed', id)).toEqual([]);
 
     // The reconciler subtracts the transfers that went through: those addresses are explained, no outflow noted for them.

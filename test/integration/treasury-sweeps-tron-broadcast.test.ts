@@ -255,13 +255,13 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     expect(planned.status).toBe(201);
     const id = planned.body.id as string;
     const signed = signOffline(planned.body, ['--funding-path', "m/44'/195'/0'/0/2"]);
-    // The process that broadcast it claimed it, sent its first transaction, recorded it, and died (no answer, no end recorded).
+    // The process that broadcast it claimed it, recorded its first transaction, sent it, and died (no answer, no end recorded).
     const scope = { storeId: store.clientId, environment: 'test' as const };
     expect(await claimSweepBroadcast(stack.pool, scope.storeId, scope.environment, id)).toBe(true);
     const first = JSON.parse(signed.transactions[0]!.raw);
+    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).beforeSend(0, first.txID);
     const sent = await fetch(`${tron.url}/wallet/broadcasttransaction`, { method: 'POST', body: JSON.stringify(first) }).then((r) => r.json());
     expect(sent).toMatchObject({ result: true, txid: first.txID });
-    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).sent(0, first.txID);
     tron.chain.mine(solidifyLag + 2);
 
     // While a broadcast may still be running, the follower leaves it alone.
