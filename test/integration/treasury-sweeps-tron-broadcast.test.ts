@@ -325,6 +325,10 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     expect(await events('sweep.completed', id)).toHaveLength(1);
     expect(await events('sweep.failed', id)).toEqual([]);
     expect(await reconcile()).toMatchObject({ outflows: 0 });
+    // Recording it again (a retried hook) changes nothing: one row per place, its state kept.
+    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).beforeSend(txs.indexOf(cut), cut.txID);
+    const again = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(again.body.transactions).toEqual(final.body.transactions);
   }, 120_000);
 
   it('a node refusal (the funding account emptied after signing): the top-up is recorded dropped, not live, and the sweep ends failed with one sweep.failed', async () => {
