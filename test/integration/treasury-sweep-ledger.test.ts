@@ -28,15 +28,17 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * The ledger knows sweeps (issue 30 item 4; docs/treasury.md) on anvil, with the real watcher:
- * links are paid, the plan is signed offline and broadcast; each transaction is recorded as it is
- * sent and mined, the watcher's tick takes the sweep to `final` at the rail's depth (3 here), one
+ * links are paid, the plan is signed offline and broadcast; each transaction is recorded before it
+ * is sent and as it is mined, the watcher's tick takes the sweep to `final` at the rail's depth (3 here), one
  * `sweep.completed` webhook goes out; the watcher counts neither the top-ups nor the outgoing
  * transfers as payments; the reconciler finds the swept addresses explained (no finding). A
  * broadcast cut short is `failed`, with one `sweep.failed` event. Every transaction sent is
  * followed to its end whatever the sweep's state: a broadcast stopped after some transfers went
  * out ends `partially_completed` once they are final (the reconciler subtracts them: no outflow),
  * and a transfer a reorganisation takes out goes back to `broadcast`, then `dropped` once its
- * sender's nonce is taken by another transaction at the rail's depth.
+ * sender's nonce is taken by another transaction at the rail's depth. A process killed right after
+ * the node took a transfer leaves it in the ledger, followed to final; a node's refusal leaves it
+ * `dropped`; a transaction the node holds already counts as sent.
  */
 const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const fundingAccount = mnemonicToAccount(mnemonic, { path: "m/44'/60'/0'/0/0" });
@@ -411,5 +413,24 @@ describe('the sweep ledger', () => {
     await watcherPast(await anvil.publicClient.getBlockNumber() - 3n);
     await reconcile();
     expect(await findingsOf(g)).toEqual([]);
+  }, 120_000);
+
+  it('a transaction the node holds already (the signer sent the first top-up itself) counts as sent: the broadcast goes on, the sweep ends final once', async () => {
+    await paidLink(usdt18(2n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const signed = signOffline(planned.body);
+    expect(signed.transactions[0]!.kind).toBe('top_up');
+    // Anvil mines it at once: the broadcast's own send of it is then answered "nonce too low".
+    const own = (await anvil.rpc('eth_sendRawTransaction', [signed.transactions[0]!.raw])) as Hex;
+    expect(own).toBe(keccak256(signed.transactions[0]!.raw));
+    const sent = await broadcast(id, signed);
+    expect(sent.status).toBe(200);
+    expect(sent.body.transactions.map((t: { hash: string; status: string }) => [t.hash, t.status])).toEqual(signed.transactions.map((t) => [keccak256(t.raw), 'success']));
+    await mine(3);
+    await eventually(async () => ((await planState(id)) === 'final' ? true : undefined), 'the follower to take the sweep to final', 30_000);
+    expect((await txStates(id)).map((t) => t.state).every((x) => x === 'final')).toBe(true);
+    expect(await eventsOf('sweep.completed', id)).toHaveLength(1);
   }, 120_000);
 });
