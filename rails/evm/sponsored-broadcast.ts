@@ -130,8 +130,7 @@ function everyOpSucceeded(plan: EvmSponsoredPlan, part: { firstSource: number; s
 
 /**
  * Verifies every transaction, claims the plan (a replay is refused), sends them in order (each
- * recorded in the ledger first, sweep-broadcast.ts `sendLedgered`) and waits
- * until each is mined. One counts as a success only when every user operation in it succeeded:
+ * recorded in the ledger first: `sendLedgered`) and waits until each is mined. One counts as a success only when every user operation in it succeeded:
  * otherwise the sweep fails, though the ops that succeeded moved their tokens (the chain shows them).
  */
 export async function broadcastSponsoredSweep(

@@ -77,7 +77,8 @@ export interface SweepBroadcastResult {
 
 /**
  * Verifies, then sends in order (each recorded in the ledger before it is sent): every top-up,
- * waiting for each to be mined, then every transfer, waiting for each. A reverted top-up stops before any transfer. Answers each hash and outcome.
+ * waiting for each to be mined, then every transfer, waiting for each. A reverted top-up stops
+ * before any transfer. Answers each hash and outcome.
  */
 export async function broadcastEvmSweep(
   rails: RailSettings,

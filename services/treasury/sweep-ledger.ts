@@ -23,8 +23,9 @@ import { parseTreasuryRail } from './balances.js';
  * the broadcast request ended, the follower (`followSweeps`, run by the worker, and by
  * `GET /v1/sweeps/:id`) re-reads every transaction not at its end, whatever the sweep's state (a
  * reorganisation takes a mined one back to broadcast; another transaction on its nonce drops it),
- * and marks them final at the rail's confirmation depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
- * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
+ * and marks them final at the rail's confirmation depth. A sweep ends once
+ * (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or `partially_completed` /
+ * `failed` with a `sweep.failed` event carrying its transactions' states.
  */
 /**
  * A planned transaction as the ledger reads it, of any rail's plan: EVM names the top-up's
