@@ -25,12 +25,19 @@ export interface SweepTxInsert {
   txHash: string;
 }
 
-/** A transaction just sent; idempotent on (plan, seq). */
-export async function recordSweepTxSent(db: CommonQueryMethods, t: SweepTxInsert): Promise<void> {
+/** A transaction about to be sent (its hash is known before), as `broadcast`; idempotent on (plan, seq). */
+export async function recordSweepTxSending(db: CommonQueryMethods, t: SweepTxInsert): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO sweep_transactions (plan_id, seq, store_id, environment, rail, kind, source_address, from_address, to_address, amount_minor, tx_hash, state)
     VALUES (${t.planId}, ${t.seq}, ${t.storeId}, ${t.environment}, ${t.rail}, ${t.kind}, ${t.sourceAddress}, ${t.from}, ${t.to}, ${String(t.amountMinor)}::numeric, ${t.txHash}, 'broadcast')
     ON CONFLICT (plan_id, seq) DO NOTHING`);
+}
+
+/** The node refused the transaction (it holds none of that hash): `dropped`, only from `broadcast` in no block. */
+export async function recordSweepTxRefused(db: CommonQueryMethods, planId: string, seq: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE sweep_transactions SET state = 'dropped', updated_at = now()
+    WHERE plan_id = ${planId} AND seq = ${seq} AND state = 'broadcast' AND block_number IS NULL`);
 }
 
 /** Mined (a success) or failed (reverted), at its block; only from `broadcast`. */

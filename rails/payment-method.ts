@@ -171,9 +171,15 @@ export class SweepKindUnavailable extends SweepPlanRefused {}
 
 /** What a broadcast tells the sweep ledger (services/treasury/sweep-ledger.ts), by the transaction's index in the plan. */
 export interface SweepLedgerHooks {
-  /** Asked before each transaction is sent: throws SweepPlanRefused once the broadcast ran past its time (the follower takes over then). */
-  beforeSend?(index: number): Promise<void>;
-  sent(index: number, hash: string): Promise<void>;
+  /**
+   * Before each transaction is sent: records it under its hash (known before sending: a TRON
+   * txID, keccak256 of a signed EVM transaction) as `broadcast`, so a process that dies once the
+   * node took it leaves the ledger knowing it. Throws SweepPlanRefused, recording nothing, once
+   * the broadcast ran past its time (the follower takes over then). Idempotent.
+   */
+  beforeSend(index: number, hash: string): Promise<void>;
+  /** The node refused the transaction and holds none of that hash: it will not be mined, and is recorded `dropped`. */
+  refused(index: number): Promise<void>;
   mined(index: number, status: 'success' | 'reverted', blockNumber: bigint): Promise<void>;
 }
 
@@ -260,7 +266,7 @@ export interface RailAdapter extends PaymentMethod {
     signed: readonly string[],
     /** Called once everything verified, before anything is sent: false refuses (the plan was broadcast already). */
     claim: () => Promise<boolean>,
-    /** Told of each transaction as it is sent (by its index in the plan) and as it is mined: the sweep ledger. */
+    /** Told of each transaction (by its index in the plan) before it is sent, if the node refused it, and as it is mined: the sweep ledger. */
     ledger?: SweepLedgerHooks,
   ): Promise<{ transactions: Array<{ kind: string; hash: string; status: 'success' | 'reverted'; blockNumber: string }> }>;
 }

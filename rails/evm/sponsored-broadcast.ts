@@ -7,7 +7,7 @@ import type { RailSettings } from '../settings.js';
 import { balanceClient } from './balances.js';
 import { usableRailRpcUrls } from './chain-ids.js';
 import type { EvmSponsoredPlan } from './sponsored-plan.js';
-import type { SweepBroadcastResult } from './sweep-broadcast.js';
+import { sendLedgered, type SweepBroadcastResult } from './sweep-broadcast.js';
 import { entryPointAbi, userOpHash, type PlannedUserOp } from './user-op.js';
 
 /**
@@ -129,8 +129,8 @@ function everyOpSucceeded(plan: EvmSponsoredPlan, part: { firstSource: number; s
 }
 
 /**
- * Verifies every transaction, claims the plan (a replay is refused), sends them in order and waits
- * until each is mined. One counts as a success only when every user operation in it succeeded:
+ * Verifies every transaction, claims the plan (a replay is refused), sends them in order (each
+ * recorded in the ledger first: `sendLedgered`) and waits until each is mined. One counts as a success only when every user operation in it succeeded:
  * otherwise the sweep fails, though the ops that succeeded moved their tokens (the chain shows them).
  */
 export async function broadcastSponsoredSweep(
@@ -142,11 +142,7 @@ export async function broadcastSponsoredSweep(
   if (!(await claim())) throw new SweepPlanRefused('This plan was broadcast already (or has expired): make a new plan.');
   const client = balanceClient(url, 60_000);
   const hashes: Hex[] = [];
-  for (let i = 0; i < signed.length; i++) {
-    await ledger?.beforeSend?.(i);
-    hashes.push(await client.sendRawTransaction({ serializedTransaction: signed[i]! }));
-    await ledger?.sent(i, hashes[i]!);
-  }
+  for (let i = 0; i < signed.length; i++) hashes.push(await sendLedgered(client, signed[i]!, i, ledger));
   const result: SweepBroadcastResult = { transactions: [] };
   for (let i = 0; i < hashes.length; i++) {
     const receipt = await client.waitForTransactionReceipt({ hash: hashes[i]!, pollingInterval: 250, timeout: 120_000 });

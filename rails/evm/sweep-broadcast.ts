@@ -1,4 +1,4 @@
-import { parseTransaction, recoverTransactionAddress, type Hex } from 'viem';
+import { BaseError, keccak256, parseTransaction, recoverTransactionAddress, RpcError, TransactionNotFoundError, type Hex, type PublicClient } from 'viem';
 import type { Environment } from '../../domain/environment.js';
 import type { UsdtRail } from '../../domain/rails.js';
 import { SweepPlanRefused, type SweepLedgerHooks } from '../payment-method.js';
@@ -44,13 +44,41 @@ export async function verifySignedSweep(plan: EvmSweepPlan, raws: readonly strin
   return out;
 }
 
+/** Whether the node answered the call with an error (a JSON-RPC error), rather than not at all (a timeout, a cut connection). */
+const nodeAnswered = (err: unknown) => err instanceof BaseError && err.walk((e) => e instanceof RpcError) !== null;
+
+/**
+ * Sends one signed transaction of a sweep, recorded in the ledger first under its hash (keccak256
+ * of the signed bytes), so a process that dies once the node took it leaves the ledger knowing it.
+ * When the node answers an error, it is asked whether it holds that hash: if it does ("already
+ * known", or "nonce too low" for ours, mined already) the send counts as done; if it holds none,
+ * the node refused it, the ledger drops it, and the error goes on. No answer (a timeout, a cut
+ * connection), or no answer to the question, leaves it `broadcast` for the follower, which finds
+ * it mined or drops it once another transaction takes its nonce. Answers the hash.
+ */
+export async function sendLedgered(client: PublicClient, raw: Hex, index: number, ledger?: SweepLedgerHooks): Promise<Hex> {
+  const hash = keccak256(raw);
+  await ledger?.beforeSend(index, hash);
+  try {
+    await client.sendRawTransaction({ serializedTransaction: raw });
+    return hash;
+  } catch (err) {
+    if (!nodeAnswered(err)) throw err;
+    const held = await client.getTransaction({ hash }).then(() => true, (e: unknown) => (e instanceof TransactionNotFoundError ? false : null));
+    if (held) return hash;
+    if (held === false) await ledger?.refused(index);
+    throw err;
+  }
+}
+
 export interface SweepBroadcastResult {
   transactions: Array<{ kind: EvmSweepTx['kind'] | 'sponsored'; hash: string; status: 'success' | 'reverted'; blockNumber: string }>;
 }
 
 /**
- * Verifies, then sends in order: every top-up, waiting for each to be mined, then every
- * transfer, waiting for each. A reverted top-up stops before any transfer. Answers each hash and outcome.
+ * Verifies, then sends in order (each recorded in the ledger before it is sent): every top-up,
+ * waiting for each to be mined, then every transfer, waiting for each. A reverted top-up stops
+ * before any transfer. Answers each hash and outcome.
  */
 export async function broadcastEvmSweep(
   rails: RailSettings,
@@ -70,12 +98,7 @@ export async function broadcastEvmSweep(
   for (const kind of ['top_up', 'transfer'] as const) {
     const batch = plan.transactions.map((t, i) => ({ t, i, raw: signed[i]! })).filter((x) => x.t.kind === kind);
     const hashes: Hex[] = [];
-    for (const { raw, i } of batch) {
-      await ledger?.beforeSend?.(i);
-      const hash = await client.sendRawTransaction({ serializedTransaction: raw });
-      hashes.push(hash);
-      await ledger?.sent(i, hash);
-    }
+    for (const { raw, i } of batch) hashes.push(await sendLedgered(client, raw, i, ledger));
     for (let i = 0; i < hashes.length; i++) {
       const receipt = await client.waitForTransactionReceipt({ hash: hashes[i]!, pollingInterval: 250, timeout: 120_000 });
       await ledger?.mined(batch[i]!.i, receipt.status, receipt.blockNumber);

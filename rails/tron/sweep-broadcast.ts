@@ -88,6 +88,23 @@ async function sendTronTx(url: string, v: VerifiedTronTx, index: number, opts: T
   throw new TronBroadcastRefused(`The node refused transaction ${index} (${p.kind}): ${parsed.data.code ?? 'no code'} ${nodeMessage(parsed.data.message)}`.trim());
 }
 
+/**
+ * Sends one verified transaction, recorded in the ledger first under its txID (the plan's, checked
+ * against its bytes), so a process that dies once the node took it leaves the ledger knowing it.
+ * A refusal (the node answered no, and not DUP_TRANSACTION_ERROR) drops it in the ledger at once;
+ * no answer leaves it `broadcast`, and the follower drops it once the solidified block passes its
+ * expiration.
+ */
+async function sendLedgered(url: string, v: VerifiedTronTx, index: number, opts: TronReadOptions, ledger?: SweepLedgerHooks): Promise<void> {
+  await ledger?.beforeSend(index, v.planned.txID);
+  try {
+    await sendTronTx(url, v, index, opts);
+  } catch (err) {
+    if (err instanceof TronBroadcastRefused) await ledger?.refused(index);
+    throw err;
+  }
+}
+
 // TransactionInfo as /wallet/gettransactioninfobyid answers it: `{}` until the transaction is in a
 // block; `result: "FAILED"` for a failed one; a contract call's `receipt.result` ("SUCCESS",
 // "REVERT", "OUT_OF_ENERGY", …).
@@ -153,11 +170,7 @@ export async function broadcastTronSweep(
     const batch = verified
       .map((v, i) => ({ v, i }))
       .filter(({ v }) => kinds.includes(v.planned.kind) && (!undelegating || lent.has(v.planned.source)));
-    for (const { v, i } of batch) {
-      await ledger?.beforeSend?.(i);
-      await sendTronTx(url, v, i, opts);
-      await ledger?.sent(i, v.planned.txID);
-    }
+    for (const { v, i } of batch) await sendLedgered(url, v, i, opts, ledger);
     for (const { v, i } of batch) {
       const outcome = await waitForTronTx(url, v.planned, opts, options);
       await ledger?.mined(i, outcome.status, outcome.blockNumber);

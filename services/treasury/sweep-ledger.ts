@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { insertEvent } from '../../db/event-repo.js';
 import {
-  endSweepBroadcast, findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxChecked, recordSweepTxMined, recordSweepTxSent, sweepsToFollow,
+  endSweepBroadcast, findSweep, finalizeSweepTxs, listSweeps, moveSweepState, recordSweepTxChecked, recordSweepTxMined, recordSweepTxRefused, recordSweepTxSending, sweepsToFollow,
   sweepTransactions, type SweepRow, type SweepState, type SweepTxRow, type SweepTxState,
 } from '../../db/sweep-ledger-repo.js';
 import { sweepEnded, sweepOutcome, type SweepLedgerKind } from '../../domain/sweep-outcome.js';
@@ -19,12 +19,13 @@ import { parseTreasuryRail } from './balances.js';
 
 /**
  * The sweep ledger (docs/treasury.md, "The ledger knows sweeps"): a broadcast records each signed
- * transaction as it is sent and as it is mined; once the broadcast request ended, the follower
- * (`followSweeps`, run by the worker, and by `GET /v1/sweeps/:id`) re-reads every transaction not
- * at its end, whatever the sweep's state (a reorganisation takes a mined one back to broadcast;
- * another transaction on its nonce drops it), and marks them final at the rail's confirmation
- * depth. A sweep ends once (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or
- * `partially_completed` / `failed` with a `sweep.failed` event carrying its transactions' states.
+ * transaction before it is sent (under its hash, known before sending) and as it is mined; once
+ * the broadcast request ended, the follower (`followSweeps`, run by the worker, and by
+ * `GET /v1/sweeps/:id`) re-reads every transaction not at its end, whatever the sweep's state (a
+ * reorganisation takes a mined one back to broadcast; another transaction on its nonce drops it),
+ * and marks them final at the rail's confirmation depth. A sweep ends once
+ * (domain/sweep-outcome.ts): `final` with a `sweep.completed` event, or `partially_completed` /
+ * `failed` with a `sweep.failed` event carrying its transactions' states.
  */
 /**
  * A planned transaction as the ledger reads it, of any rail's plan: EVM names the top-up's
@@ -141,22 +142,29 @@ function sweepDto(row: SweepRow, txs: readonly SweepTxRow[]): SweepDto {
  */
 export const sweepBroadcastSendSeconds = 15 * 60;
 
-/** The hooks a broadcast of `plan` reports to: each transaction sent, then mined or reverted. */
+/**
+ * The hooks a broadcast of `plan` reports to: each transaction recorded before it is sent (so the
+ * ledger knows every one a node may have taken, whenever the process dies), dropped if the node
+ * refused it, then mined or reverted.
+ */
 export function sweepLedgerHooks(pool: DatabasePool, scope: StoreScope, planId: string, rail: string, plan: SweepPlanBody, destination: string): SweepLedgerHooks {
   const sendUntil = Date.now() + sweepBroadcastSendSeconds * 1000;
   return {
-    async beforeSend(index) {
+    async beforeSend(index, hash) {
       if (Date.now() > sendUntil) {
         throw new SweepPlanRefused(`The broadcast ran for ${sweepBroadcastSendSeconds / 60} minutes and stopped before transaction ${index}; what was sent is followed. Plan again for what is left.`);
       }
+      await pool.transaction(async (tx) => {
+        for (const r of ledgerRows(plan, index, destination)) {
+          await recordSweepTxSending(tx, {
+            planId, seq: r.seq, storeId: scope.storeId, environment: scope.environment, rail, kind: r.kind,
+            sourceAddress: r.source, from: r.from, to: r.to, amountMinor: r.amount, txHash: hash,
+          });
+        }
+      });
     },
-    async sent(index, hash) {
-      for (const r of ledgerRows(plan, index, destination)) {
-        await recordSweepTxSent(pool, {
-          planId, seq: r.seq, storeId: scope.storeId, environment: scope.environment, rail, kind: r.kind,
-          sourceAddress: r.source, from: r.from, to: r.to, amountMinor: r.amount, txHash: hash,
-        });
-      }
+    async refused(index) {
+      for (const r of ledgerRows(plan, index, destination)) await recordSweepTxRefused(pool, planId, r.seq);
     },
     async mined(index, status, blockNumber) {
       for (const r of ledgerRows(plan, index, destination)) await recordSweepTxMined(pool, planId, r.seq, status, blockNumber);

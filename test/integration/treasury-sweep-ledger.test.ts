@@ -4,15 +4,19 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'slonik';
-import { parseEther, type Address, type Hex } from 'viem';
+import { keccak256, parseEther, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import { formatUnits } from '../../domain/money.js';
 import { createReconciliationActivities } from '../../activities/reconciliation/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
+import { claimSweepBroadcast } from '../../db/sweep-plan-repo.js';
+import { adapterOf } from '../../rails/adapters.js';
 import { addSweepDestination } from '../../services/treasury/destinations.js';
+import { sweepLedgerHooks } from '../../services/treasury/sweep-ledger.js';
 import { deployTestToken, startAnvil, type Anvil, type TestToken } from '../helpers/anvil.js';
 import { expectSecretKeyRequired } from '../helpers/auth-cases.js';
+import { railsThrough, startCuttingProxy } from '../helpers/cutting-proxy.js';
 import { dashboardUser, signInHttp } from '../helpers/dashboard-users.js';
 import { httpCall } from '../helpers/http.js';
 import { connectAllRails, evmXpub, tronXpub } from '../helpers/fixtures.js';
@@ -24,15 +28,17 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * The ledger knows sweeps (issue 30 item 4; docs/treasury.md) on anvil, with the real watcher:
- * links are paid, the plan is signed offline and broadcast; each transaction is recorded as it is
- * sent and mined, the watcher's tick takes the sweep to `final` at the rail's depth (3 here), one
+ * links are paid, the plan is signed offline and broadcast; each transaction is recorded before it
+ * is sent and as it is mined, the watcher's tick takes the sweep to `final` at the rail's depth (3 here), one
  * `sweep.completed` webhook goes out; the watcher counts neither the top-ups nor the outgoing
  * transfers as payments; the reconciler finds the swept addresses explained (no finding). A
  * broadcast cut short is `failed`, with one `sweep.failed` event. Every transaction sent is
  * followed to its end whatever the sweep's state: a broadcast stopped after some transfers went
  * out ends `partially_completed` once they are final (the reconciler subtracts them: no outflow),
  * and a transfer a reorganisation takes out goes back to `broadcast`, then `dropped` once its
- * sender's nonce is taken by another transaction at the rail's depth.
+ * sender's nonce is taken by another transaction at the rail's depth. A process killed right after
+ * the node took a transfer leaves it in the ledger, followed to final; a node's refusal leaves it
+ * `dropped`; a transaction the node holds already counts as sent.
  */
 const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const fundingAccount = mnemonicToAccount(mnemonic, { path: "m/44'/60'/0'/0/0" });
@@ -232,7 +238,8 @@ describe('the sweep ledger', () => {
     expect(await planState(id)).toBe('failed');
     const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
     expect(got.body.state).toBe('failed');
-    expect(got.body.transactions.map((t: { kind: string; state: string }) => `${t.kind}:${t.state}`)).toEqual(['top_up:mined']);
+    // The transfer was recorded before it was sent; the node refused it (nonce too low, and it holds no such transaction): dropped.
+    expect(got.body.transactions.map((t: { kind: string; state: string }) => `${t.kind}:${t.state}`)).toEqual(['top_up:mined', 'transfer:dropped']);
     expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
     expect(await eventsOf('sweep.completed', id)).toEqual([]);
     // In the outbox, which the outbox sweeper delivers (within about a minute): the request path waits on no endpoint.
@@ -274,22 +281,25 @@ describe('the sweep ledger', () => {
     // The transfers before the last were sent (anvil mines each as it comes); the last was refused, so the request fails.
     const res = await broadcast(id, signed);
     expect(res.status).toBe(502);
-    // Followed although the broadcast failed: the transfers sent are mined, and the sweep waits on them, not ended.
+    // Followed although the broadcast failed: the transfers sent are mined, and the sweep waits on them, not ended; the refused one is dropped.
     const sentTransfers = (await txStates(id)).filter((t) => t.kind === 'transfer');
-    expect(sentTransfers.map((t) => [t.source, t.state === 'mined' || t.state === 'final'])).toEqual(through.map((s) => [s.address, true]));
+    expect(sentTransfers.map((t) => [t.source, t.state === 'mined' || t.state === 'final' ? 'in' : t.state]))
+      .toEqual([...through.map((s) => [s.address, 'in']), [broken, 'dropped']]);
     expect(await eventsOf('sweep.failed', id)).toEqual([]);
 
     await mine(3);
     await eventually(async () => ((await planState(id)) === 'partially_completed' ? true : undefined), 'the watcher to end the sweep partially completed', 30_000);
     const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
-    expect(got.body.transactions.every((t: { state: string }) => t.state === 'final')).toBe(true);
+    const refusedTransfer = (t: { kind: string; source: string }) => t.kind === 'transfer' && t.source === broken;
+    expect(got.body.transactions.map((t: { kind: string; source: string; state: string }) => (refusedTransfer(t) ? 'dropped' : t.state)).every((x: string) => x === 'final' || x === 'dropped')).toBe(true);
+    expect(got.body.transactions.filter(refusedTransfer).map((t: { state: string }) => t.state)).toEqual(['dropped']);
     const moved = through.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n);
     expect(got.body.movedToken).toBe(formatUnits(moved, 18));
     const failed = await eventsOf('sweep.failed', id);
     expect(failed).toHaveLength(1);
     expect(failed[0].data).toMatchObject({ id, state: 'partially_completed', movedToken: got.body.movedToken });
     expect(failed[0].data.transactions.filter((t: { kind: string }) => t.kind === 'transfer').map((t: { source: string; state: string }) => [t.source, t.state]))
-      .toEqual(through.map((s) => [s.address, 'final']));
+      .toEqual([...through.map((s) => [s.address, 'final']), [broken, 'dropped']]);
     expect(await eventsOf('sweep.completed', id)).toEqual([]);
 
     // The reconciler subtracts the transfers that went through: those addresses are explained, no outflow noted for them.
@@ -329,5 +339,98 @@ describe('the sweep ledger', () => {
     expect(states.at(-1)).toBe('dropped');
     expect(states.slice(0, -1).every((s) => s === 'final')).toBe(true);
     expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
+  }, 120_000);
+
+  it('a node refusal (the funding account emptied after signing): the top-up is recorded dropped, not live, and the sweep ends failed with one sweep.failed', async () => {
+    const h = await paidLink(usdt18(1n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const signed = signOffline(planned.body);
+    const topUps = (planned.body.plan.transactions as { kind: string }[]).filter((t) => t.kind === 'top_up');
+    expect(topUps.length).toBeGreaterThan(0);
+    // The funding account is emptied meanwhile: the node refuses the first top-up (insufficient funds).
+    await anvil.rpc('anvil_setBalance', [fundingAccount.address, '0x0']);
+    const res = await broadcast(id, signed);
+    await anvil.rpc('anvil_setBalance', [fundingAccount.address, `0x${parseEther('10').toString(16)}`]);
+    expect(res.status).toBe(502);
+    expect(await planState(id)).toBe('failed');
+    const txs = await txStates(id);
+    // Nothing claims a live transaction: the refused top-up is dropped (or absent), nothing else was sent.
+    expect(txs.filter((t) => t.state === 'broadcast' || t.state === 'mined')).toEqual([]);
+    expect(txs.map((t) => `${t.kind}:${t.state}`)).toEqual(['top_up:dropped']);
+    expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
+    await mine(4);
+    await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key }); // following again changes nothing
+    expect(await eventsOf('sweep.failed', id)).toHaveLength(1);
+    expect(await eventsOf('sweep.completed', id)).toEqual([]);
+    expect(await usdt.balanceOf(h)).toBe(usdt18(1n));
+  }, 120_000);
+
+  it('a broadcast whose process died right after the node took a transfer: the ledger has it, the follower takes it to final, one sweep.completed, no outflow', async () => {
+    const g = await paidLink(usdt18(8n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const plan = planned.body.plan as { transactions: { kind: string; from: string }[]; sources: { amountMinor: string }[] };
+    const signed = signOffline(planned.body);
+    const raws = signed.transactions.map((t) => t.raw);
+    const cutIndex = plan.transactions.findIndex((t) => t.kind === 'transfer' && t.from === g);
+    const cutRaw = raws[cutIndex]!.toLowerCase();
+    // The node takes g's transfer (anvil mines it), and the broadcasting process never hears back: it is gone.
+    const proxy = await startCuttingProxy(anvil.url, (_path, body) => body.includes('eth_sendRawTransaction') && body.toLowerCase().includes(cutRaw));
+    const scope = { storeId: store.clientId, environment: 'test' as const };
+    try {
+      const rails = railsThrough(stack.config.rails, 'USDT_BSC', proxy.url);
+      const claim = () => claimSweepBroadcast(stack.pool, scope.storeId, scope.environment, id);
+      const hooks = sweepLedgerHooks(stack.pool, scope, id, 'USDT_BSC', planned.body.plan, destination.toLowerCase());
+      await expect(adapterOf('USDT_BSC').broadcastSweep!(rails, 'USDT_BSC', 'test', planned.body.plan, raws, claim, hooks)).rejects.toThrow();
+    } finally {
+      await proxy.close();
+    }
+    expect(proxy.cut()).toHaveLength(1);
+    const cutHash = keccak256(raws[cutIndex] as Hex);
+    expect((await anvil.publicClient.getTransactionReceipt({ hash: cutHash })).status).toBe('success');
+    expect(await usdt.balanceOf(g)).toBe(0n);
+
+    // The ledger knows the transfer the dead process sent, under its hash.
+    const rows = await stack.pool.any(sql.type(z.object({ seq: z.number(), tx_hash: z.string(), state: z.string() }))`
+      SELECT seq, tx_hash, state FROM sweep_transactions WHERE plan_id = ${id} ORDER BY seq`);
+    expect(rows.map((r) => r.seq)).toEqual(plan.transactions.map((_t, i) => i));
+    expect(rows.find((r) => r.seq === cutIndex)).toMatchObject({ tx_hash: cutHash, state: 'broadcast' });
+
+    // The broadcast never said it ended; twenty minutes on, the follower (the watcher's tick) owns it and takes it to final.
+    await stack.pool.query(sql.unsafe`UPDATE sweep_plans SET broadcast_at = broadcast_at - interval '21 minutes' WHERE id = ${id}`);
+    await mine(3);
+    await eventually(async () => ((await planState(id)) === 'final' ? true : undefined), 'the follower to take the sweep to final', 30_000);
+    const final = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(final.body.transactions.every((t: { state: string }) => t.state === 'final')).toBe(true);
+    expect(final.body.movedToken).toBe(formatUnits(plan.sources.reduce((sum, s) => sum + BigInt(s.amountMinor), 0n), 18));
+    expect(await eventsOf('sweep.completed', id)).toHaveLength(1);
+    expect(await eventsOf('sweep.failed', id)).toEqual([]);
+
+    // The reconciler subtracts the transfer: g is explained, no outflow.
+    await watcherPast(await anvil.publicClient.getBlockNumber() - 3n);
+    await reconcile();
+    expect(await findingsOf(g)).toEqual([]);
+  }, 120_000);
+
+  it('a transaction the node holds already (the signer sent the first top-up itself) counts as sent: the broadcast goes on, the sweep ends final once', async () => {
+    await paidLink(usdt18(2n));
+    const planned = await planSweep();
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const signed = signOffline(planned.body);
+    expect(signed.transactions[0]!.kind).toBe('top_up');
+    // Anvil mines it at once: the broadcast's own send of it is then answered "nonce too low".
+    const own = (await anvil.rpc('eth_sendRawTransaction', [signed.transactions[0]!.raw])) as Hex;
+    expect(own).toBe(keccak256(signed.transactions[0]!.raw));
+    const sent = await broadcast(id, signed);
+    expect(sent.status).toBe(200);
+    expect(sent.body.transactions.map((t: { hash: string; status: string }) => [t.hash, t.status])).toEqual(signed.transactions.map((t) => [keccak256(t.raw), 'success']));
+    await mine(3);
+    await eventually(async () => ((await planState(id)) === 'final' ? true : undefined), 'the follower to take the sweep to final', 30_000);
+    expect((await txStates(id)).map((t) => t.state).every((x) => x === 'final')).toBe(true);
+    expect(await eventsOf('sweep.completed', id)).toHaveLength(1);
   }, 120_000);
 });

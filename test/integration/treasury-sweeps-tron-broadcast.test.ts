@@ -12,10 +12,13 @@ import { z } from 'zod';
 import { createReconciliationActivities } from '../../activities/reconciliation/index.js';
 import type { CreatedStore } from '../../db/store-repo.js';
 import type { TronGridEmulator } from '../../emulators/trongrid/server.js';
+import { formatUnits } from '../../domain/money.js';
 import { solidifyLag } from '../../emulators/trongrid/jsonrpc.js';
 import { tronAddress, tronAddressFromBytes, tronAddressToEvmHex } from '../../rails/tron/address.js';
 import { claimSweepBroadcast } from '../../db/sweep-plan-repo.js';
+import { adapterOf } from '../../rails/adapters.js';
 import { followSweeps, sweepLedgerHooks } from '../../services/treasury/sweep-ledger.js';
+import { railsThrough, startCuttingProxy } from '../helpers/cutting-proxy.js';
 import { sweepingStore, tronSweepChain } from '../helpers/sweep-store.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -152,7 +155,7 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     wrongKey.transactions[d]!.raw = await reSigned(txs[d]!, "m/44'/195'/0'/0/7", () => undefined);
     const wrong = await broadcast(id, wrongKey);
     expect(wrong.status).toBe(409);
-    expect(wrong.body.error.message).toMatch(/differs from the plan in its bytes|is not signed by its owner/);
+    expect(wrong.body.error.message).toMatch(new RegExp(`^Transaction ${d} \\(delegate\\) is not signed by its owner ${funding}\\.$`));
     // Its signature swapped for another key's over the same bytes.
     const swapped = structuredClone(signed);
     const own = JSON.parse(swapped.transactions[d]!.raw);
@@ -252,13 +255,13 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     expect(planned.status).toBe(201);
     const id = planned.body.id as string;
     const signed = signOffline(planned.body, ['--funding-path', "m/44'/195'/0'/0/2"]);
-    // The process that broadcast it claimed it, sent its first transaction, recorded it, and died (no answer, no end recorded).
+    // The process that broadcast it claimed it, recorded its first transaction, sent it, and died (no answer, no end recorded).
     const scope = { storeId: store.clientId, environment: 'test' as const };
     expect(await claimSweepBroadcast(stack.pool, scope.storeId, scope.environment, id)).toBe(true);
     const first = JSON.parse(signed.transactions[0]!.raw);
+    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).beforeSend(0, first.txID);
     const sent = await fetch(`${tron.url}/wallet/broadcasttransaction`, { method: 'POST', body: JSON.stringify(first) }).then((r) => r.json());
     expect(sent).toMatchObject({ result: true, txid: first.txID });
-    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).sent(0, first.txID);
     tron.chain.mine(solidifyLag + 2);
 
     // While a broadcast may still be running, the follower leaves it alone.
@@ -275,5 +278,83 @@ describe('POST /v1/sweeps/:id/broadcast (TRON)', () => {
     const again = await plan(funding);
     expect(again.status).toBe(201);
     expect((again.body.plan.transactions as PlanTx[]).map((x) => x.kind)).toEqual(['transfer']);
+  }, 120_000);
+
+  it('a broadcast whose process died right after the node took a transfer: the ledger has it, the follower takes it to final, one sweep.completed', async () => {
+    const [source] = await payLinks([5_000_000n]);
+    const funding = addressAt("m/44'/195'/0'/0/3");
+    tron.setTrx(funding, 100_000_000n);
+    const planned = await plan(funding);
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const txs: PlanTx[] = planned.body.plan.transactions;
+    const signed = signOffline(planned.body, ['--funding-path', "m/44'/195'/0'/0/3"]);
+    const cut = txs.find((x) => x.kind === 'transfer' && x.source === source)!;
+    // The node takes the source's transfer into its pool, and the broadcasting process never hears back: it is gone.
+    const proxy = await startCuttingProxy(tron.url, (path, body) => path === '/wallet/broadcasttransaction' && body.includes(cut.txID));
+    const scope = { storeId: store.clientId, environment: 'test' as const };
+    mineMeanwhile();
+    try {
+      const rails = railsThrough(stack.config.rails, 'USDT_TRON', proxy.url);
+      const claim = () => claimSweepBroadcast(stack.pool, scope.storeId, scope.environment, id);
+      const hooks = sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination);
+      await expect(adapterOf('USDT_TRON').broadcastSweep!(rails, 'USDT_TRON', 'test', planned.body.plan, signed.transactions.map((t) => t.raw), claim, hooks)).rejects.toThrow();
+    } finally {
+      clearInterval(miner);
+      await proxy.close();
+    }
+    expect(proxy.cut()).toHaveLength(1);
+    tron.chain.mine(1);
+    expect(await tokenOf(source!)).toBe(0n);
+
+    // The ledger knows the transfer the dead process sent, under its txID.
+    const rows = await stack.pool.any(sql.type(z.object({ seq: z.number(), tx_hash: z.string(), state: z.string() }))`
+      SELECT seq, tx_hash, state FROM sweep_transactions WHERE plan_id = ${id} ORDER BY seq`);
+    expect(rows.map((r) => r.seq)).toEqual(txs.map((_t, i) => i));
+    expect(rows.find((r) => r.tx_hash === cut.txID)).toMatchObject({ state: 'broadcast' });
+
+    // The broadcast never said it ended; twenty minutes on, the follower owns it: mined, then final at the solidified block.
+    await stack.pool.query(sql.unsafe`UPDATE sweep_plans SET broadcast_at = broadcast_at - interval '21 minutes' WHERE id = ${id}`);
+    tron.chain.mine(solidifyLag + 1);
+    await followSweeps({ pool: stack.pool, rails: stack.config.rails }, 'USDT_TRON', 'test');
+    await followSweeps({ pool: stack.pool, rails: stack.config.rails }, 'USDT_TRON', 'test');
+    const final = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    const total = (planned.body.plan.sources as Array<{ amountMinor: string }>).reduce((s, x) => s + BigInt(x.amountMinor), 0n);
+    expect(final.body).toMatchObject({ state: 'final', movedToken: formatUnits(total, 6) });
+    expect(final.body.transactions.every((x: { state: string }) => x.state === 'final')).toBe(true);
+    expect(await events('sweep.completed', id)).toHaveLength(1);
+    expect(await events('sweep.failed', id)).toEqual([]);
+    expect(await reconcile()).toMatchObject({ outflows: 0 });
+    // Recording it again (a retried hook) changes nothing: one row per place, its state kept.
+    await sweepLedgerHooks(stack.pool, scope, id, 'USDT_TRON', planned.body.plan, destination).beforeSend(txs.indexOf(cut), cut.txID);
+    const again = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(again.body.transactions).toEqual(final.body.transactions);
+  }, 120_000);
+
+  it('a node refusal (the funding account emptied after signing): the top-up is recorded dropped, not live, and the sweep ends failed with one sweep.failed', async () => {
+    const [source] = await payLinks([1_000_000n]);
+    const funding = addressAt("m/44'/195'/0'/0/4");
+    tron.setTrx(funding, 100_000_000n);
+    const planned = await plan(funding);
+    expect(planned.status).toBe(201);
+    const id = planned.body.id as string;
+    const signed = signOffline(planned.body, ['--funding-path', "m/44'/195'/0'/0/4"]);
+    const txs: PlanTx[] = planned.body.plan.transactions;
+    const first = txs.find((x) => x.kind === 'activate' || x.kind === 'top_up')!;
+    expect(txs[0]).toBe(first);
+    tron.setTrx(funding, 0n);
+    const refused = await broadcast(id, signed);
+    expect(refused.status).toBe(502);
+    expect(refused.body.error.message).toMatch(/The node refused transaction 0/);
+    const got = await stack.request({ method: 'GET', url: `/v1/sweeps/${id}`, key });
+    expect(got.body.state).toBe('failed');
+    // Nothing claims a live transaction: the refused top-up is dropped, nothing else was sent.
+    expect(got.body.transactions.map((x: { kind: string; state: string; hash: string }) => `${x.kind}:${x.state}:${x.hash}`)).toEqual([`top_up:dropped:${first.txID}`]);
+    expect(await events('sweep.failed', id)).toHaveLength(1);
+    tron.chain.mine(solidifyLag + 1);
+    await followSweeps({ pool: stack.pool, rails: stack.config.rails }, 'USDT_TRON', 'test');
+    expect(await events('sweep.failed', id)).toHaveLength(1);
+    expect(await events('sweep.completed', id)).toEqual([]);
+    expect(await tokenOf(source!)).toBe(1_000_000n);
   }, 120_000);
 });
