@@ -115,6 +115,7 @@ export async function benchReads(rounds = 3, seconds = 5) {
     };
     const load = (b: string, paths: string[], headers: Record<string, string>, perPath?: Array<Record<string, string>>, s = seconds) =>
       loadFromChild({ base: b, paths, headers, perPath, connections: 50, seconds: s, clients: clientsPerLoad(s), clientOffset: (clients += clientsPerLoad(s)) });
+    let profile: unknown;
     const runs: Record<'link' | 'invoice200' | 'invoice304' | 'bare', Measured[]> = { link: [], invoice200: [], invoice304: [], bare: [] };
     // This process serves on one core, the load generator runs on the other (bench/load.ts).
     await pinnedServer(async () => {
@@ -127,6 +128,13 @@ export async function benchReads(rounds = 3, seconds = 5) {
         runs.invoice200.push(ok(await withCpu(() => load(base(app), invoicePaths, {})), 'invoice200'));
         runs.invoice304.push(ok(await withCpu(() => load(base(app), invoicePaths, {}, etags.map((e) => ({ 'if-none-match': e })))), 'invoice304'));
       }
+      // `--profile`: one more link load with this process's CPU sampled (where a read's time goes).
+      if (process.argv.includes('--profile')) {
+        const { startCpuProfile } = await import('./cpu-profile.js');
+        const profiling = await startCpuProfile(100);
+        ok(await load(base(app), linkPaths, { 'x-api-key': key }), 'link, profiled');
+        profile = await profiling.stop();
+      }
     });
     await app.close();
     await bare.close();
@@ -137,6 +145,7 @@ export async function benchReads(rounds = 3, seconds = 5) {
       getInvoice200: row(runs.invoice200),
       getInvoice304: row(runs.invoice304),
       barePrimaryKeyRoute: b,
+      ...(profile ? { profileGetLink: profile } : {}),
     };
   } finally {
     await pool.end();
