@@ -65,6 +65,7 @@ export async function benchHttp(rounds = 3, seconds = 5) {
   expectOk('http: GET /v1/chains (app)', fromApp);
   expectOk('http: GET /v1/chains (bare)', fromBare);
   if (fromApp.text !== fromBare.text) throw new Error('the bare route does not send the same bytes as the app');
+  let profile: unknown;
   const malipo: Array<Load & EventLoopDelay> = [];
   const baseline: Array<Load & EventLoopDelay> = [];
   await pinnedServer(async () => {
@@ -74,10 +75,17 @@ export async function benchHttp(rounds = 3, seconds = 5) {
       malipo.push(await load(base(app), seconds));
       baseline.push(await load(base(bare), seconds));
     }
+    // `--profile`: one more app load with this process's CPU sampled (where a request's time goes).
+    if (process.argv.includes('--profile')) {
+      const { startCpuProfile } = await import('./cpu-profile.js');
+      const profiling = await startCpuProfile(100);
+      await load(base(app), seconds);
+      profile = await profiling.stop();
+    }
   });
   await app.close();
   await bare.close();
   const m = median(malipo);
   const b = median(baseline);
-  return { malipo: m, bareFastify: b, ratio: Math.round((m.reqPerSec / b.reqPerSec) * 100) / 100 };
+  return { malipo: m, bareFastify: b, ratio: Math.round((m.reqPerSec / b.reqPerSec) * 100) / 100, ...(profile ? { profileApp: profile } : {}) };
 }
