@@ -44,21 +44,16 @@ export async function withSingleStatementsOnPg(pool: DatabasePool, o: SingleStat
     statementTimeout: o.statementTimeoutMs,
     idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT',
   } as never);
-  // Made on the first statement, not here: the pool opens while the database may still be down,
-  // as slonik's does (the type parsers' OIDs are read from the database).
-  let direct: pg.Pool | undefined;
-  let opening: Promise<pg.Pool> | undefined;
-  const open = async (): Promise<pg.Pool> => {
-    config.types = { getTypeParser: await typeParsersFor(config, o.typeParsers) } as pg.CustomTypesConfig;
-    const made = new pg.Pool({ ...config, max: o.maximumPoolSize, idleTimeoutMillis: o.idleTimeoutMs });
-    // A connection that dies (the server restarted) is emitted as an error: by the pool while it
-    // is idle (pg drops it), by the client while it is checked out. The statement it was running
-    // fails with that error and the client is dropped on release; with no listener, the emission
-    // itself would throw out of the socket's callback and end the process.
-    made.on('error', () => undefined);
-    made.on('connect', (client) => client.on('error', () => undefined));
-    return (direct = made);
-  };
+  // The type parsers' OIDs are read from the database once, here, as slonik's driver reads them
+  // when the pool opens (not on a first statement, which would then cost two).
+  config.types = { getTypeParser: await typeParsersFor(config, o.typeParsers) } as pg.CustomTypesConfig;
+  const direct = new pg.Pool({ ...config, max: o.maximumPoolSize, idleTimeoutMillis: o.idleTimeoutMs });
+  // A connection that dies (the server restarted) is emitted as an error: by the pool while it
+  // is idle (pg drops it), by the client while it is checked out. The statement it was running
+  // fails with that error and the client is dropped on release; with no listener, the emission
+  // itself would throw out of the socket's callback and end the process.
+  direct.on('error', () => undefined);
+  direct.on('connect', (client) => client.on('error', () => undefined));
   let ended = false;
 
   const run = async (query: Token): Promise<pg.QueryResult> => {
@@ -67,7 +62,7 @@ export async function withSingleStatementsOnPg(pool: DatabasePool, o: SingleStat
     const values = query.values as unknown[];
     let client: pg.PoolClient;
     try {
-      client = await (direct ?? (await (opening ??= open().finally(() => { opening = undefined; })))).connect();
+      client = await direct.connect();
       if (ended) {
         client.release();
         throw new UnexpectedStateError('Connection pool has been shut down. Cannot create a new connection.');
@@ -141,7 +136,7 @@ export async function withSingleStatementsOnPg(pool: DatabasePool, o: SingleStat
   Object.assign(pool, methods, {
     end: async () => {
       ended = true;
-      await Promise.all([slonikEnd(), (opening ?? Promise.resolve(direct)).then((p) => p?.end(), () => undefined)]);
+      await Promise.all([slonikEnd(), direct.end()]);
     },
   });
   return pool;

@@ -44,10 +44,15 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
   // caller handles the error it is thrown; the emission needs nobody.
   pool.on('error', () => undefined);
   // A single statement outside a transaction skips slonik's per-query machinery (db/pool-single-statements.ts).
-  return withSingleStatementsOnPg(pool, {
-    connectionString, maximumPoolSize: singleStatementConnections, preparedStatements: opts.preparedStatements ?? false, typeParsers,
-    connectionTimeoutMs: timeouts.connectionTimeout, statementTimeoutMs: timeouts.statementTimeout, idleTimeoutMs: timeouts.idleTimeout,
-  });
+  try {
+    return await withSingleStatementsOnPg(pool, {
+      connectionString, maximumPoolSize: singleStatementConnections, preparedStatements: opts.preparedStatements ?? false, typeParsers,
+      connectionTimeoutMs: timeouts.connectionTimeout, statementTimeoutMs: timeouts.statementTimeout, idleTimeoutMs: timeouts.idleTimeout,
+    });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Network errors and PostgreSQL's "cannot serve now" states (class 08, and 57P01–57P03: shutdown, crash, starting). */

@@ -1,5 +1,6 @@
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { connectTemporal } from './temporal-connect.js';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
@@ -124,7 +125,8 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     // One connection through the SDK's Rust core for the client and the workers alike: a workflow
     // start costs the serving event loop about half the CPU it costs over @grpc/grpc-js (bench/create.ts).
     installTemporalRuntime(logger, config);
-    const connection = await NativeConnection.connect({ address: temporalAddress });
+    // The dev server just started opens its port before its frontend serves: asked again for up to a minute.
+    const connection = await connectTemporal(temporalAddress, config.temporal.address ? 0 : 60_000);
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.temporal.namespace, interceptors: clientInterceptors(tracing?.clientInterceptors) });
 
