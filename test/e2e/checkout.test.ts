@@ -47,7 +47,12 @@ describe('hosted checkout /p/:id', () => {
     await chooseRail(page, 'USDT_BSC');
     await expect(page.getByTestId('address').textContent()).resolves.toBe(link.bscAddress);
     await expect(page.getByTestId('amount').textContent()).resolves.toBe('12.5 USDT');
-    const qrLoaded = await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0);
+    // Once the browser has it (decode() waits for the load, and rejects for an image that fails):
+    // read right after the rail was chosen, a loaded host had not fetched it yet (CI, 2026-11-28).
+    const qrLoaded = await page.locator('img.qr').evaluate(async (img: HTMLImageElement) => {
+      await img.decode();
+      return img.complete && img.naturalWidth > 0;
+    });
     expect(qrLoaded).toBe(true);
 
     await chooseRail(page, 'MOBILE_MONEY');
