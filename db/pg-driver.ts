@@ -65,12 +65,7 @@ export function createPreparedStatementsDriverFactory(): DriverFactory {
             } catch (err) {
               throw wrapError(err as Error, { sql: text, values: (values ?? []) as unknown as readonly never[] });
             }
-            return {
-              command: result.command as DriverQueryResult['command'],
-              fields: result.fields.map((f) => ({ dataTypeId: f.dataTypeID, name: f.name })),
-              rowCount: result.rowCount,
-              rows: result.rows,
-            };
+            return driverResult(result);
           },
           stream: () => {
             throw new Error('Streams are not used here; open the pool with DATABASE_PREPARED_STATEMENTS=false to stream.');
@@ -79,6 +74,16 @@ export function createPreparedStatementsDriverFactory(): DriverFactory {
       },
     };
   });
+}
+
+/** A `pg` result as slonik's drivers hand it on (the pool's single statements answer `query` with it too). */
+export function driverResult(result: pg.QueryResult): DriverQueryResult {
+  return {
+    command: result.command as DriverQueryResult['command'],
+    fields: result.fields.map((f) => ({ dataTypeId: f.dataTypeID, name: f.name })),
+    rowCount: result.rowCount,
+    rows: result.rows,
+  };
 }
 
 /** Per connection: names whose plan went stale inside a transaction, dropped before their next use. */

@@ -3,7 +3,7 @@ import {
   ConnectionError, DataIntegrityError, NotFoundError, UnexpectedStateError,
   type DatabasePool, type QueryResult, type QueryResultRow, type QuerySqlToken,
 } from 'slonik';
-import { clientConfig, runStatement, typeParsersFor, wrapError, type ClientConfig } from './pg-driver.js';
+import { clientConfig, driverResult, runStatement, typeParsersFor, wrapError, type ClientConfig } from './pg-driver.js';
 
 /**
  * The pool's single statements (`any`, `one`, `maybeOne`, … and `query`, outside a transaction),
@@ -119,15 +119,8 @@ export async function withSingleStatementsOnPg(pool: DatabasePool, o: SingleStat
     one: (q: Token) => exactlyOne(q),
     oneFirst: async (q: Token) => first(q, await exactlyOne<QueryResultRow>(q)),
     query: async (q: Token): Promise<QueryResult<QueryResultRow>> => {
-      const r = await run(q);
-      return {
-        command: r.command as QueryResult<QueryResultRow>['command'],
-        fields: r.fields.map((f) => ({ dataTypeId: f.dataTypeID, name: f.name })),
-        notices: [],
-        rowCount: r.rowCount ?? 0,
-        rows: r.rows,
-        type: 'QueryResult',
-      };
+      const r = driverResult(await run(q));
+      return { ...r, notices: [], rowCount: r.rowCount ?? 0, type: 'QueryResult' } as QueryResult<QueryResultRow>;
     },
   };
   const slonikEnd = pool.end.bind(pool);

@@ -57,15 +57,14 @@ export async function openPool(connectionString: string, maximumPoolSize = 10, o
 
 /** Network errors and PostgreSQL's "cannot serve now" states (class 08, and 57P01–57P03: shutdown, crash, starting). */
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
-const unavailableNames = new Set(['ConnectionError', 'BackendTerminatedError']);
 
 /**
  * Whether an error means the database could not be reached (down, restarting, connection cut),
  * not that a query was wrong: the request may be retried as it is once the database is back.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as { name?: string; code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (e instanceof ConnectionError || e instanceof BackendTerminatedError || unavailableNames.has(e.name ?? '') || unavailableCodes.has(e.code ?? '') || e.code?.startsWith('08')) return true;
+  for (let e = err as { code?: string; cause?: unknown; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e instanceof ConnectionError || e instanceof BackendTerminatedError || unavailableCodes.has(e.code ?? '') || e.code?.startsWith('08')) return true;
     if (/Connection terminated|connection timeout|terminating connection/i.test(e.message ?? '')) return true;
   }
   return false;
