@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,9 @@ describe('embedded default (npm start)', () => {
     const banner = await waitForOutput(child, 'Malipo is running.', 240_000);
     expect(banner).toContain(`Temporal UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
     expect((await httpCall(base, { method: 'GET', url: '/health' })).body).toEqual({ ok: true, database: true });
+    // Temporal's SQLite file runs with a write-ahead log (the header's format bytes read 2, not the rollback journal's 1).
+    const header = await readFile(join(dataDir, 'temporal.sqlite'));
+    expect([header[18], header[19]]).toEqual([2, 2]);
 
     const { stdout } = await run(process.execPath, ['bin/malipo.mjs', 'stores:create', '--name', 'Embedded'], { env });
     const store = JSON.parse(stdout);
