@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,16 @@ import { embeddedEnv, startEmbedded, waitForOutput } from '../helpers/embedded-p
 const run = promisify(execFile);
 
 const dirs: string[] = [];
+const children: ChildProcess[] = [];
 afterAll(async () => {
+  // A failed assertion leaves its service running: stopped here, not left to eat the next files' CPU.
+  for (const c of children.filter((c) => c.exitCode === null && c.signalCode === null)) {
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGINT'); // stops its Temporal dev server too, where a SIGKILL would orphan it
+    const t = setTimeout(() => c.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(t);
+  }
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
@@ -26,7 +35,11 @@ describe('embedded default (npm start)', () => {
     const env = await embeddedEnv(dataDir);
     const base = `http://127.0.0.1:${env.PORT}`;
 
-    const start = () => startEmbedded(env);
+    const start = () => {
+      const c = startEmbedded(env);
+      children.push(c);
+      return c;
+    };
     let child = start();
     const banner = await waitForOutput(child, 'Malipo is running.', 240_000);
     expect(banner).toContain(`Temporal UI:  http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
