@@ -105,43 +105,6 @@ export async function insertDerivedAddresses(db: CommonQueryMethods, k: DerivedK
       WHERE EXCLUDED.handed_out AND NOT derived_addresses.handed_out`);
 }
 
-/** One key's gap fill: the rows it is missing after its highest index, and that highest. */
-export interface GapFill {
-  key: DerivedKey;
-  highest: number;
-  missing: readonly DerivedAddress[];
-}
-
-/**
- * Writes the gap rows the store's keys are missing and drops the gap rows each key's highest has
- * passed, for all of them in one statement (so the last gap index of a key has a row exactly
- * when its whole gap does: findIncompleteGaps). The rows written are all above their key's
- * highest and the rows dropped at or below it, so the two parts never touch the same row. A
- * concurrent derive that hands out a dropped row either committed first (the row is handed out
- * and stays) or waits for this delete and inserts it anew.
- */
-export async function writeGaps(db: CommonQueryMethods, storeId: string, env: Environment, fills: readonly GapFill[]): Promise<void> {
-  if (fills.length === 0) return;
-  const rows = fills.flatMap((f) => f.missing.map((m) => ({ family: f.key.family, publicKey: f.key.publicKey, ...m })));
-  await db.query(sql.unsafe`
-    WITH added AS (
-      INSERT INTO derived_addresses (store_id, environment, family, public_key, derived_index, address, handed_out)
-      SELECT ${storeId}, ${env}, f, k, i, a, false
-      FROM unnest(${sql.array(rows.map((r) => r.family), 'text')}::text[], ${sql.array(rows.map((r) => r.publicKey), 'text')}::text[],
-        ${sql.array(rows.map((r) => r.index), 'int4')}::int4[], ${sql.array(rows.map((r) => r.address), 'text')}::text[]) AS t(f, k, i, a)
-      ON CONFLICT (store_id, environment, family, public_key, derived_index) DO NOTHING
-      RETURNING 1
-    ), pruned AS (
-      DELETE FROM derived_addresses d
-      USING unnest(${sql.array(fills.map((f) => f.key.family), 'text')}::text[], ${sql.array(fills.map((f) => f.key.publicKey), 'text')}::text[],
-        ${sql.array(fills.map((f) => f.highest), 'int4')}::int4[]) AS p(family, public_key, highest)
-      WHERE d.store_id = ${storeId} AND d.environment = ${env} AND d.family = p.family AND d.public_key = p.public_key
-        AND NOT d.handed_out AND d.derived_index <= p.highest
-      RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM added) AS added, (SELECT count(*) FROM pruned) AS pruned`);
-}
-
 const gapRow = z.object({ family: z.enum(['tron', 'evm']), public_key: z.string(), highest_index: z.number(), present: z.array(z.number()) });
 
 export interface KeyGap {
@@ -178,6 +141,17 @@ export async function findIncompleteGaps(db: CommonQueryMethods, gap: number, ma
       AND d.family = w.kind AND d.public_key = w.public_key AND d.derived_index = LEAST(m.highest_index::bigint + ${gap}, ${maxIndex}))
     ORDER BY m.store_id, m.environment`);
   return rows.map((r) => ({ storeId: r.store_id, environment: r.environment }));
+}
+
+/**
+ * Drops gap rows that are no longer after the highest index (it rose past them). A concurrent
+ * derive that hands one of them out either committed first (the row is handed out and stays) or
+ * waits for this delete and inserts it anew.
+ */
+export async function pruneGap(db: CommonQueryMethods, k: DerivedKey, highest: number): Promise<void> {
+  await db.query(sql.unsafe`
+    DELETE FROM derived_addresses WHERE store_id = ${k.storeId} AND environment = ${k.environment} AND family = ${k.family}
+      AND public_key = ${k.publicKey} AND NOT handed_out AND derived_index <= ${highest}`);
 }
 
 const pendingRow = z.object({ store_id: z.string(), environment: z.enum(['test', 'live']), highest_index: z.number() });

@@ -5,13 +5,13 @@ import {
   findPendingBackfills,
   finishBackfill,
   insertDerivedAddresses,
-  writeGaps,
+  pruneGap,
   recordDerive,
   type DeriveRecord,
   type DerivedAddress,
   type DerivedKey,
-  type GapFill,
   type HandedOutRow,
+  type KeyGap,
 } from '../../db/derived-address-repo.js';
 import { findWalletKeys } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
@@ -42,20 +42,24 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * `derivedGap` addresses per key, with a turn of the event loop between them.
  */
 export async function fillGaps(db: CommonQueryMethods, storeId: string, env: Environment): Promise<number> {
-  const fills: GapFill[] = [];
-  for (const { key: k, highest, present } of await findGaps(db, storeId, env, derivedGap)) {
-    const have = new Set(present);
-    const missing: DerivedAddress[] = [];
-    for (let i = highest + 1; i <= Math.min(highest + derivedGap, maxIndex); i++) {
-      if (have.has(i)) continue;
-      missing.push({ index: i, address: deriveAddress(k.publicKey, k.family, receiveBranch, i) });
-      await nextTurn();
-    }
-    fills.push({ key: k, highest, missing });
+  let derived = 0;
+  for (const gap of await findGaps(db, storeId, env, derivedGap)) derived += await fillGap(db, gap);
+  return derived;
+}
+
+async function fillGap(db: CommonQueryMethods, { key: k, highest, present }: KeyGap): Promise<number> {
+  const have = new Set(present);
+  const missing: DerivedAddress[] = [];
+  for (let i = highest + 1; i <= Math.min(highest + derivedGap, maxIndex); i++) {
+    if (have.has(i)) continue;
+    missing.push({ index: i, address: deriveAddress(k.publicKey, k.family, receiveBranch, i) });
+    await nextTurn();
   }
-  // One statement for every key: the missing gap rows written, the rows the highest passed dropped.
-  await writeGaps(db, storeId, env, fills);
-  return fills.reduce((n, f) => n + f.missing.length, 0);
+  // One statement per key: the last gap index has a row exactly when the whole gap does (findIncompleteGaps).
+  await insertDerivedAddresses(db, k, missing, false);
+  // Gap rows the highest has passed are no longer watched (the highest itself and handed-out rows stay).
+  await pruneGap(db, k, highest);
+  return missing.length;
 }
 
 /**

