@@ -105,6 +105,7 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
     type Round = Awaited<ReturnType<typeof app>>;
     const rounds = { app: [] as (Round & { allStartedAfterMs: number })[], bare: [] as Round[] };
     let temporalServer: string[] = [];
+    let profile: unknown;
     await pinnedServer(async () => {
       // The orchestrator shares the load generator's core, not the serving one: in any deployment
       // Temporal runs beside the API, not inside its CPU budget (docs/production.md). Found by the
@@ -115,6 +116,13 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
       for (let r = 0; r < 2; r++) {
         rounds.app.push(await appRound(seconds));
         rounds.bare.push(await bareCall(seconds));
+      }
+      // `--profile`: one more app round with this (the serving) process's CPU sampled.
+      if (process.argv.includes('--profile')) {
+        const { startCpuProfile } = await import('./cpu-profile.js');
+        const profiling = await startCpuProfile(100);
+        await appRound(seconds);
+        profile = await profiling.stop();
       }
     });
     unpin(temporalServer);
@@ -129,6 +137,7 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
       bareInsertsRoute: shape(b),
       ratio: Math.round((a.reqPerSec / b.reqPerSec) * 100) / 100,
       rawWorkflowStarts: await withEventLoopDelay(() => runConcurrently(concurrency, 400, start)),
+      ...(profile ? { profileApp: profile } : {}),
     };
   } finally {
     await api.close();
