@@ -9,6 +9,7 @@ import { taskQueueName, taskQueues, type TaskQueue } from '../domain/task-queues
 import { correlationActivityInterceptor } from './correlation-interceptors.js';
 import { runC2bHandoff } from './c2b-handoff.js';
 import { runRequestStarter } from './request-starter.js';
+import { runStatisticsKeeper } from './table-statistics.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
@@ -112,6 +113,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   let running: Promise<void> | undefined;
   let starter: { stop(): Promise<void> } | undefined;
   let c2bHandoff: { stop(): Promise<void> } | undefined;
+  let statistics: { stop(): Promise<void> } | undefined;
   return {
     workers,
     run() {
@@ -120,6 +122,8 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
         starter = runRequestStarter({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
         // ...and tell links of M-Pesa C2B confirmations stored but never handed to their workflow.
         c2bHandoff = runC2bHandoff({ ...opts.deps, logger: opts.deps.logger ?? opts.logger });
+        // ...and refresh the planner statistics autovacuum did not (off, behind, or the embedded PGlite).
+        statistics = runStatisticsKeeper({ pool: opts.deps.pool, logger: opts.deps.logger ?? opts.logger });
       }
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
@@ -127,6 +131,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
     async shutdown() {
       await starter?.stop();
       await c2bHandoff?.stop();
+      await statistics?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running;
     },
