@@ -14,8 +14,11 @@ export const statisticsIntervalMs = 30_000;
 export function runStatisticsKeeper(deps: { pool: CommonQueryMethods; logger?: Pick<Logger, 'warn' | 'info'> }, intervalMs = statisticsIntervalMs): { stop(): Promise<void> } {
   return runPeriodicPass(
     intervalMs,
-    async () => {
-      const analyzed = await refreshStaleStatistics(deps.pool);
+    async (isStopped) => {
+      const analyzed = await refreshStaleStatistics(deps.pool, {
+        isStopped,
+        onTableError: (table, err) => deps.logger?.warn({ err, table }, 'could not analyze a table whose planner statistics are stale; trying again next pass'),
+      });
       if (analyzed.length > 0) deps.logger?.info({ tables: analyzed }, 'analyzed tables whose planner statistics were stale (autovacuum off or behind)');
     },
     (err) => deps.logger?.warn({ err }, 'could not refresh stale planner statistics; trying again'),

@@ -77,28 +77,35 @@ describe('refreshing stale planner statistics', () => {
     await eventually(async () => ((await stats(table)).analyzed ? true : undefined), 'the probe analyzed');
     // Changed again past the threshold, but analyzed moments ago: left for now.
     await write(table, 1_000);
-    expect(await refreshStaleStatistics(pool, 3_600)).not.toContain(table);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 3_600 })).not.toContain(table);
     // Once the quiet period has passed (0 s here), it is analyzed again.
-    expect(await refreshStaleStatistics(pool, 0)).toContain(table);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0 })).toContain(table);
     await eventually(async () => ((await stats(table)).n_mod_since_analyze === 0 ? true : undefined), 'the probe analyzed again');
   });
 
-  it('runs beside the workers on its own: a table changed meanwhile is analyzed by the next pass', async () => {
+  it('runs beside the workers on its own: its next pass analyzes a stale table', async () => {
+    const table = await probeTable('stats_probe_keeper');
+    await write(table, 2_000);
     const keeper = runStatisticsKeeper({ pool }, 200);
     try {
-      const table = await probeTable('stats_probe_keeper');
-      await write(table, 2_000);
       await eventually(async () => ((await stats(table)).analyzed ? true : undefined), 'the keeper analyzed the probe');
     } finally {
       await keeper.stop();
     }
   });
 
+  it('stops between tables when its worker stops', async () => {
+    const table = await probeTable('stats_probe_stopped');
+    await write(table, 1_000);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0, isStopped: () => true })).toEqual([]);
+    expect(await stats(table)).toMatchObject({ analyzed: false });
+  });
+
   it('names a table as an identifier, never as SQL text', async () => {
     // A table whose name needs quoting is analyzed as that table.
     const table = await probeTable('stats probe"; DROP TABLE stats_probe_small; --');
     await write(table, 500);
-    expect(await refreshStaleStatistics(pool, 0)).toContain(table);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0 })).toContain(table);
     await eventually(async () => ((await stats(table)).analyzed ? true : undefined), 'the oddly named table analyzed');
     expect(await stats('stats_probe_small')).toBeDefined();
   });

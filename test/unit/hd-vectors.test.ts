@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { deriveChildXpub } from '../../domain/hd/derive.js';
+import { BIP32Factory } from 'bip32';
+import * as ecc from 'tiny-secp256k1';
+import { derivePublicKey, deriveChildXpub, maxIndex, type Branch } from '../../domain/hd/derive.js';
 import { deriveAddress } from '../../rails/chain/derive-address.js';
 import { validateAccountXpub } from '../../domain/hd/xpub.js';
 
@@ -93,5 +95,23 @@ describe("BIP32's published test vectors, public derivation", () => {
     const account = 'xpub6D4BDPcP2GT577Vvch3R8wDkScZWzQzMMUm3PWbmWvVJrZwQY4VUNgqFJPMM3No2dFDFGTsxxpG5uJh7n7epu4trkrX7x7DogT5Uv6fcLW5';
     expect(validateAccountXpub(account, 'evm').depth).toBe(3);
     expect(deriveAddress(account, 'evm', 0, 0)).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  });
+});
+
+describe('the child step computed directly agrees with the bip32 package it replaced', () => {
+  const bip32 = BIP32Factory(ecc);
+  const accounts = [
+    'xpub6D4BDPcP2GT577Vvch3R8wDkScZWzQzMMUm3PWbmWvVJrZwQY4VUNgqFJPMM3No2dFDFGTsxxpG5uJh7n7epu4trkrX7x7DogT5Uv6fcLW5',
+    ...(fixture.chains as { accountXpub: string }[]).map((c) => c.accountXpub),
+  ];
+  it.each(accounts)('%s: both branches, the edges and random indexes', (account) => {
+    const indexes = [0, 1, 2, 19, 20, 21, maxIndex - 1, maxIndex, ...Array.from({ length: 60 }, () => Math.floor(Math.random() * (maxIndex + 1)))];
+    for (const branch of [0, 1] as Branch[]) {
+      const node = bip32.fromBase58(account).derive(branch);
+      for (const index of indexes) {
+        const expected = Buffer.from(ecc.pointCompress(node.derive(index).publicKey, false).subarray(1)).toString('hex');
+        expect({ branch, index, key: Buffer.from(derivePublicKey(account, branch, index)).toString('hex') }).toEqual({ branch, index, key: expected });
+      }
+    }
   });
 });
