@@ -391,6 +391,9 @@ async function exercise(route: AppRoute, c: FuzzCase): Promise<string | null> {
   const allowed = new Set(req.headers?.['idempotency-key'] !== undefined && res.status !== 400 && res.status < 500 ? ['idempotency_keys'] : []);
   // Documented (docs/mobile-money.md): a C2B post to an unknown token is a 404 kept as a suspicious post.
   if (res.status === 404 && route.url.startsWith('/v1/callbacks/c2b/')) allowed.add('mpesa_c2b_suspicious_posts');
+  // Documented (docs/checkout.md, "The Dynamic QR"): the first view of a link's M-Pesa QR at the
+  // amount now due draws it and keeps it (a part payment meanwhile makes a new amount); later views read it.
+  if (res.status === 200 && route.url === '/p/:id/mpesa-qr.png') allowed.add('mpesa_dynamic_qr');
   const changed = TableFingerprint.changed(before, after, allowed);
   const started = temporalWrites.count - writes;
   if (changed.length === 0 && started === 0) return null;
