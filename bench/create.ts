@@ -121,12 +121,14 @@ export async function benchCreate(concurrency = 32, seconds = 5) {
         rounds.app.push(await appRound(seconds));
         rounds.bare.push(await bareCall(seconds));
       }
-      // `--profile`: one more app round with this (the serving) process's CPU sampled.
+      // `--profile`: one more app round with this (the serving) process's CPU sampled; with
+      // `--profile-out FILE` the raw profile is also written there (for DevTools or a caller tree).
       if (process.argv.includes('--profile')) {
         const { startCpuProfile } = await import('./cpu-profile.js');
         const profiling = await startCpuProfile(100);
         await appRound(seconds);
-        profile = await profiling.stop();
+        const out = process.argv.indexOf('--profile-out');
+        profile = await profiling.stop(out > 0 ? process.argv[out + 1] : undefined);
       }
     });
     unpin(temporalServer);

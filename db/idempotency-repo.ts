@@ -67,13 +67,15 @@ export async function renewIdempotencyClaim(pool: DatabasePool, k: KeyScope, tok
   return result.rowCount === 1;
 }
 
+const createdIdRow = z.object({ id: z.string() });
+
 /**
  * Reserves the id of an object the request is about to create, or returns the one an earlier
  * attempt reserved (the first reservation of a kind wins). Null when the claim is no longer
  * this attempt's.
  */
 export async function reserveCreatedId(pool: DatabasePool, k: KeyScope, token: string, kind: string, candidate: string): Promise<string | null> {
-  return pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  return pool.maybeOneFirst(sql.type(createdIdRow)`
     UPDATE idempotency_keys SET created_ids = jsonb_build_object(${kind}::text, ${candidate}::text) || created_ids
     WHERE ${where(k)} AND lock_token = ${token} AND status_code IS NULL
     RETURNING created_ids ->> ${kind} AS id`);

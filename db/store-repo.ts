@@ -43,11 +43,11 @@ export async function findPublishableKeyOwner(pool: DatabasePool, publishableKey
   return check?.status === 'active' ? check.owner : null;
 }
 
+const connectionsRow = z.object({ mobile_money: z.boolean(), tron: z.boolean(), evm: z.boolean(), solana: z.boolean() });
+
 /** What a store has connected in one environment: drives rail availability. */
 export async function findStoreConnections(pool: DatabasePool, storeId: string, env: Environment): Promise<StoreConnections> {
-  const row = await pool.one(sql.type(
-    z.object({ mobile_money: z.boolean(), tron: z.boolean(), evm: z.boolean(), solana: z.boolean() }),
-  )`
+  const row = await pool.one(sql.type(connectionsRow)`
     SELECT
       EXISTS (SELECT 1 FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${env}) AS mobile_money,
       EXISTS (SELECT 1 FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'tron') AS tron,
@@ -62,9 +62,11 @@ export interface WalletKeys {
   solana: string | null;
 }
 
+const walletKeyRow = z.object({ kind: z.enum(['tron', 'evm', 'solana']), public_key: z.string() });
+
 /** The registered public keys (TRON/EVM account xpubs, Solana wallet address) in one environment. */
 export async function findWalletKeys(db: CommonQueryMethods, storeId: string, env: Environment): Promise<WalletKeys> {
-  const rows = await db.any(sql.type(z.object({ kind: z.enum(['tron', 'evm', 'solana']), public_key: z.string() }))`
+  const rows = await db.any(sql.type(walletKeyRow)`
     SELECT kind, public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env}`);
   const keys: WalletKeys = { tron: null, evm: null, solana: null };
   for (const r of rows) keys[r.kind] = r.public_key;
@@ -80,16 +82,18 @@ export interface CreationContext {
   shortcode: string | null;
 }
 
+const creationContextRow = z.object({
+  shortcode: z.string().nullable(),
+  tron: z.string().nullable(),
+  evm: z.string().nullable(),
+  solana: z.string().nullable(),
+  late_payment_watch_minutes: z.number().nullable(),
+  underpayment_tolerance_bps: z.number().nullable(),
+  default_redirect_url: z.string().nullable(),
+});
+
 export async function findCreationContext(db: CommonQueryMethods, storeId: string, env: Environment): Promise<CreationContext> {
-  const row = await db.one(sql.type(z.object({
-    shortcode: z.string().nullable(),
-    tron: z.string().nullable(),
-    evm: z.string().nullable(),
-    solana: z.string().nullable(),
-    late_payment_watch_minutes: z.number().nullable(),
-    underpayment_tolerance_bps: z.number().nullable(),
-    default_redirect_url: z.string().nullable(),
-  }))`
+  const row = await db.one(sql.type(creationContextRow)`
     SELECT
       (SELECT shortcode FROM mobile_money_connections WHERE store_id = ${storeId} AND environment = ${env}) AS shortcode,
       (SELECT public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind = 'tron') AS tron,
@@ -116,8 +120,10 @@ export interface StorePolicy {
   underpaymentToleranceBps: number;
 }
 
+const policyRow = z.object({ late_payment_watch_minutes: z.number(), underpayment_tolerance_bps: z.number() });
+
 export async function findStorePolicy(db: CommonQueryMethods, storeId: string, env: Environment): Promise<StorePolicy> {
-  const row = await db.maybeOne(sql.type(z.object({ late_payment_watch_minutes: z.number(), underpayment_tolerance_bps: z.number() }))`
+  const row = await db.maybeOne(sql.type(policyRow)`
     SELECT late_payment_watch_minutes, underpayment_tolerance_bps FROM store_settings WHERE store_id = ${storeId} AND environment = ${env}`);
   return policyOf(row);
 }

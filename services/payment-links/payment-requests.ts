@@ -1,9 +1,9 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { context } from '@opentelemetry/api';
 import type { DatabasePool } from 'slonik';
-import { allocateLinkAddress, type LinkAddressFamily } from '../../db/link-address-repo.js';
+import { allocateLinkAddresses, type LinkAddressFamily } from '../../db/link-address-repo.js';
 import { findLinkById, insertLink, markWorkflowsStarted, unstartedRequests, type LinkRow } from '../../db/payment-link-repo.js';
-import { findStorePolicy, type CreationContext, type StorePolicy } from '../../db/store-repo.js';
+import { findStorePolicy, type CreationContext, type StorePolicy, type WalletKeys } from '../../db/store-repo.js';
 import type { StoreConnections } from '../../domain/rails.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
@@ -46,11 +46,16 @@ export function assertRailsAvailable(auth: StoreScope, wanted: readonly RailId[]
 
 
 /**
- * The key's next link-branch address that no link or invoice was ever given (the sequence is the
- * key's, shared by every store and environment holding it: db/link-address-repo.ts).
+ * Each key's next link-branch address that no link or invoice was ever given (the sequence is the
+ * key's, shared by every store and environment holding it: db/link-address-repo.ts), by family.
  */
-function linkAddress(db: DatabasePool, method: PaymentMethod, family: LinkAddressFamily, xpub: string, ownerId: string) {
-  return allocateLinkAddress(db, { family, publicKey: xpub, ownerId, derive: (index) => deriveAddress(xpub, family, linkBranch, index), ledgerKey: method.ledgerKey });
+async function linkAddresses(db: DatabasePool, slots: ReadonlyArray<{ method: PaymentMethod; slot: LinkAddressFamily }>, keys: WalletKeys, ownerId: string) {
+  const requests = slots.map(({ method, slot }) => {
+    const xpub = keys[slot]!;
+    return { family: slot, publicKey: xpub, derive: (index: number) => deriveAddress(xpub, slot, linkBranch, index), ledgerKey: method.ledgerKey };
+  });
+  const taken = await allocateLinkAddresses(db, ownerId, requests);
+  return new Map(requests.map((r, i) => [r.family, taken[i]!] as const));
 }
 
 export interface PaymentRequestSpec {
@@ -99,7 +104,7 @@ export async function openPaymentRequest(deps: ServiceDeps, auth: StoreScope, sp
   // Addresses first, each statement committing on its own (no lock held across round trips, no
   // derivation inside one), then the link and its watched addresses in one short transaction.
   const derivedSlots = methods.flatMap((m) => (m.receives === 'derived_address' && m.walletKey ? [{ method: m, slot: m.walletKey.slot as LinkAddressFamily }] : []));
-  const derived = new Map(await Promise.all(derivedSlots.map(async ({ method, slot }) => [slot, await linkAddress(deps.pool, method, slot, keys[slot]!, spec.id)] as const)));
+  const derived = await linkAddresses(deps.pool, derivedSlots, keys, spec.id);
   const shortcode = spec.rails.some(paidByPrompt) ? store.shortcode : null;
   // A reference a payer may type (M-Pesa's paybill account number), drawn again on the rare collision.
   const payerReferenceOf = methods.find((m) => m.newPayerReference)?.newPayerReference;

@@ -161,4 +161,32 @@ describe('a key one store removed and another registered', () => {
     // No index is wasted after the skip: the next link takes the next one.
     expect((await createLink(store, ['USDT_BSC'])).body.bscAddress).toBe(deriveAddress(evm, 'evm', 1, 71));
   });
+
+  it('steps over a handed-out address of one family of a two-address link, while the other family takes its next index', async () => {
+    // A link's EVM and TRON addresses are first tried together (one reservation, one record); the
+    // family whose address was handed out before goes on alone, and neither wastes an index.
+    const store = await stack.createStore('Legacy ledger, two families');
+    const { evm, tron } = randomAccountXpubs();
+    for (let i = 0; i < 3; i++) {
+      await stack.pool.query(sql.unsafe`INSERT INTO link_addresses (family, address, owner_id) VALUES ('tron', ${deriveAddress(tron, 'tron', 1, i)}, 'pl_from_an_older_release')`);
+    }
+    expect((await register(store, 'evm', evm)).status).toBe(200);
+    expect((await register(store, 'tron', tron)).status).toBe(200);
+    const first = await createLink(store, ['USDT_BSC', 'USDT_TRON']);
+    expect(first.status).toBe(201);
+    expect([first.body.bscAddress, first.body.tronAddress]).toEqual([deriveAddress(evm, 'evm', 1, 0), deriveAddress(tron, 'tron', 1, 3)]);
+    const second = await createLink(store, ['USDT_TRON', 'USDT_BSC']);
+    expect([second.body.bscAddress, second.body.tronAddress]).toEqual([deriveAddress(evm, 'evm', 1, 1), deriveAddress(tron, 'tron', 1, 4)]);
+    // Both families taken at once, in a burst: every address distinct and recorded for its own link.
+    const burst = await Promise.all(Array.from({ length: 6 }, () => createLink(store, ['USDT_BSC', 'USDT_TRON'])));
+    expect(burst.map((l) => l.status)).toEqual(Array(6).fill(201));
+    const evmIndexes = [first, second, ...burst].map((l) => Array.from({ length: 8 }, (_, i) => deriveAddress(evm, 'evm', 1, i)).indexOf(l.body.bscAddress));
+    const tronIndexes = [first, second, ...burst].map((l) => Array.from({ length: 11 }, (_, i) => deriveAddress(tron, 'tron', 1, i)).indexOf(l.body.tronAddress));
+    expect([...evmIndexes].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect([...tronIndexes].sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const l of [first, second, ...burst]) {
+      expect(await watchedOwners(l.body.bscAddress)).toEqual([l.body.id]);
+      expect(await watchedOwners(l.body.tronAddress)).toEqual([l.body.id]);
+    }
+  });
 });
