@@ -12,14 +12,13 @@ import {
 } from '../../db/watch-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { AddressBook, evmKey, tronKey } from './address-book.js';
+import { nextTurn } from './event-loop.js';
 
 export type Family = WatchFamily;
 
 const fullReloadMs = 5 * 60_000;
 /** Rows per query; the event loop gets a turn between pages, so a large load never holds it. */
 const pageSize = 2_000;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function eachPage<R>(load: (after: R | null) => Promise<readonly R[]>, use: (row: R) => void): Promise<void> {
   let after: R | null = null;

@@ -1,6 +1,7 @@
 import { createPublicClient, erc20Abi, http, numberToHex, pad, type Address, type PublicClient } from 'viem';
 import { decodeTransferLog, decodeTransferLogs, transferTopic, type RawLog } from './decode-transfers.js';
 import type { TransferLog } from './transfer-logs.js';
+import { nextTurn } from '../chain/event-loop.js';
 
 /**
  * The reads of the reconciler on an EVM-style chain (EVM rails, and TRON through its /jsonrpc):
@@ -18,8 +19,6 @@ export const holdersPerCall = 500;
  * encoding: about 153 at most.
  */
 export const holdersPerDeploylessCall = 140;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Whether each URL's chain has Multicall3 deployed, asked once per process. */
 const multicallDeployed = new Map<string, Promise<boolean>>();

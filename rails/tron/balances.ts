@@ -1,5 +1,6 @@
 import { inParallel } from '../chain/reads.js';
 import { readTrc20Balance } from './client.js';
+import { nextTurn } from '../chain/event-loop.js';
 
 /**
  * TRC-20 balances of many holders for the reconciler. TronGrid's constant call
@@ -9,8 +10,6 @@ import { readTrc20Balance } from './client.js';
  */
 export const tronBalanceConcurrency = 8;
 const holdersPerGroup = 200;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function trc20Balances(baseUrl: string, token: string, holders: readonly string[], opts: { timeoutMs?: number; apiKey?: string } = {}): Promise<Array<bigint | undefined>> {
   const out: Array<bigint | undefined> = [];

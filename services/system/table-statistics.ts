@@ -1,5 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { analyzeTable, tablesDueForAnalyze } from '../../db/table-statistics-repo.js';
+import { nextTurn } from '../../rails/chain/event-loop.js';
 
 /**
  * Fresh planner statistics without relying on autovacuum. The planner picks an index from them;
@@ -18,8 +19,6 @@ export const statisticsQuietSeconds = 60;
 /** The most tables one pass analyzes (the most changed first); the rest wait for the next pass. */
 const tablesPerPass = 10;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export interface RefreshOptions {
   quietSeconds?: number;
   /** Checked between tables: a stopping worker does not wait for the rest of the pass. */
@@ -31,7 +30,9 @@ export interface RefreshOptions {
 /**
  * ANALYZEs the tables whose statistics are stale (see above), one statement at a time with a
  * turn of the event loop between them (the embedded PGlite runs each in this process); answers
- * the names of those it analyzed.
+ * the names of those it ran ANALYZE on. A table another session is vacuuming or analyzing is
+ * skipped, not waited for (it is among the names: PostgreSQL only warns), and stays stale until
+ * a later pass finds it again.
  */
 export async function refreshStaleStatistics(db: CommonQueryMethods, opts: RefreshOptions = {}): Promise<string[]> {
   const analyzed: string[] = [];

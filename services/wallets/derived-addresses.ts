@@ -17,6 +17,7 @@ import { findWalletKeys } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { maxIndex, receiveBranch } from '../../domain/hd/derive.js';
 import { deriveAddress } from '../../rails/chain/derive-address.js';
+import { nextTurn } from '../../rails/chain/event-loop.js';
 
 /**
  * Which receive-branch addresses the transfer.confirmed watcher matches (the watch policy,
@@ -33,8 +34,6 @@ export const derivedGap = 20;
 export const legacyBackfillBound = 10_000;
 
 export type HandedOut = HandedOutRow;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Writes the missing gap rows after the store's highest index for each registered key, and drops

@@ -70,6 +70,52 @@ describe('refreshing stale planner statistics', () => {
     expect(await stats(table)).toMatchObject({ analyzed: false });
   });
 
+  it('analyzes a table one row past the threshold, and not at it', async () => {
+    // An empty table given 55 rows: changed 55 times, threshold 50 + 55 / 10 = 55 (integer
+    // division, as autovacuum's own): not past it. One more row: 56 changes against 55.
+    const table = await probeTable('stats_probe_boundary');
+    await write(table, 55);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0 })).not.toContain(table);
+    await write(table, 1);
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0 })).toContain(table);
+    await eventually(async () => ((await stats(table)).analyzed ? true : undefined), 'the probe analyzed');
+  });
+
+  it('does not wait for a table another session is vacuuming or analyzing: it is found again by the next pass', async () => {
+    const table = await probeTable('stats_probe_locked');
+    await write(table, 1_000);
+    // The lock a running VACUUM or ANALYZE (autovacuum's, another worker's) holds.
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`LOCK TABLE ${quoted(table)} IN SHARE UPDATE EXCLUSIVE MODE`);
+      // The pass returns while the lock is held, and nothing ever queued behind the lock (an
+      // ANALYZE without SKIP_LOCKED would wait there until its statement timeout).
+      let done = false;
+      const pass = refreshStaleStatistics(pool, { quietSeconds: 0 }).finally(() => {
+        done = true;
+      });
+      const queued = (async () => {
+        while (!done) {
+          const { rows } = await writer.query(
+            'SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = $1 AND NOT l.granted', [table]);
+          if (rows[0].n > 0) return 'queued behind the lock';
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        return 'returned';
+      })();
+      expect(await Promise.race([pass.then(() => 'returned'), queued])).toBe('returned');
+      await pass;
+      expect(await stats(table)).toMatchObject({ analyzed: false });
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    expect(await refreshStaleStatistics(pool, { quietSeconds: 0 })).toContain(table);
+    await eventually(async () => ((await stats(table)).analyzed ? true : undefined), 'the probe analyzed once the lock was gone');
+  });
+
   it('waits out the quiet period after an analyze (autovacuum\'s own, or another worker\'s), then analyzes again', async () => {
     const table = await probeTable('stats_probe_quiet');
     await write(table, 1_000);
