@@ -74,8 +74,9 @@ export async function allocateLinkAddress(db: DatabasePool, q: LinkAddressReques
  * `allocateLinkAddress` takes each, with the first try of every family in two statements instead
  * of two per family: one UPDATE-or-INSERT reserves the next index of each key, and one INSERT
  * records every derived address that was never handed out. A family whose address was handed out
- * before (a key shared or re-registered) goes on alone from the look-ahead round. The counters are
- * locked in one order (by family), so two creations never wait on each other in a cycle.
+ * before (a key shared or re-registered) goes on alone from the look-ahead round. Counters and
+ * ledger rows are taken in one order (by family), so two creations never wait on each other in a
+ * cycle.
  */
 export async function allocateLinkAddresses(db: DatabasePool, ownerId: string, requests: readonly LinkAddressRequest[]): Promise<LinkAddress[]> {
   if (new Set(requests.map((r) => r.family)).size !== requests.length) throw new Error('one link address per family');
@@ -87,7 +88,10 @@ export async function allocateLinkAddresses(db: DatabasePool, ownerId: string, r
     ON CONFLICT (family, public_key) DO UPDATE SET next_index = link_address_counters.next_index + 1
     RETURNING family, next_index - 1 AS first`);
   const firstOf = new Map(reserved.map((r) => [r.family, r.first]));
-  const candidates = requests.map((r) => {
+  // Both statements take the families in one order (by family): the ledger INSERT waits on a row
+  // another creation inserted and has not committed yet (two keys written differently can derive
+  // the same addresses), so taking them in the links' own rail order could wait in a cycle.
+  const candidates = ordered.map((r) => {
     const index = firstOf.get(r.family);
     if (index === undefined) throw new Error(`no index reserved for the ${r.family} key`);
     if (index > maxIndex) throw new Error(`the link branch of this ${r.family} key is used up (index ${index})`);
@@ -97,12 +101,12 @@ export async function allocateLinkAddresses(db: DatabasePool, ownerId: string, r
   const recorded = new Set(await db.anyFirst(sql.type(familyRow)`
     INSERT INTO link_addresses (family, address, public_key, derivation_index, owner_id)
     SELECT f, a, k, i, ${ownerId} FROM unnest(
-      ${sql.array(requests.map((r) => r.family), 'text')}::text[], ${sql.array(candidates.map((c) => c.ledger), 'text')}::text[],
-      ${sql.array(requests.map((r) => r.publicKey), 'text')}::text[], ${sql.array(candidates.map((c) => c.index), 'int4')}::int4[]) AS t(f, a, k, i)
+      ${sql.array(ordered.map((r) => r.family), 'text')}::text[], ${sql.array(candidates.map((c) => c.ledger), 'text')}::text[],
+      ${sql.array(ordered.map((r) => r.publicKey), 'text')}::text[], ${sql.array(candidates.map((c) => c.index), 'int4')}::int4[]) AS t(f, a, k, i)
     ON CONFLICT (family, address) DO NOTHING
     RETURNING family`));
-  return Promise.all(requests.map((r, i) => {
-    const c = candidates[i]!;
+  return Promise.all(requests.map((r) => {
+    const c = candidates[ordered.indexOf(r)]!;
     return recorded.has(r.family) ? { index: c.index, address: c.address } : allocateLinkAddress(db, { ...r, ownerId }, 1);
   }));
 }

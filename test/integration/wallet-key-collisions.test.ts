@@ -162,29 +162,55 @@ describe('a key one store removed and another registered', () => {
     expect((await createLink(store, ['USDT_BSC'])).body.bscAddress).toBe(deriveAddress(evm, 'evm', 1, 71));
   });
 
-  it('steps over a handed-out address of one family of a two-address link, while the other family takes its next index', async () => {
-    // A link's EVM and TRON addresses are first tried together (one reservation, one record); the
+  it('steps over handed-out addresses of either family or both in a two-address link, wasting no index, in either rail order', async () => {
+    // A link's EVM and TRON addresses are first tried together (one reservation, one record); a
     // family whose address was handed out before goes on alone, and neither wastes an index.
     const store = await stack.createStore('Legacy ledger, two families');
     const { evm, tron } = randomAccountXpubs();
-    for (let i = 0; i < 3; i++) {
-      await stack.pool.query(sql.unsafe`INSERT INTO link_addresses (family, address, owner_id) VALUES ('tron', ${deriveAddress(tron, 'tron', 1, i)}, 'pl_from_an_older_release')`);
-    }
+    const at = (family: 'evm' | 'tron', i: number) => deriveAddress(family === 'evm' ? evm : tron, family, 1, i);
+    const handOut = async (family: 'evm' | 'tron', indexes: number[]) => {
+      for (const i of indexes) {
+        const address = family === 'evm' ? at(family, i).toLowerCase() : at(family, i);
+        await stack.pool.query(sql.unsafe`INSERT INTO link_addresses (family, address, owner_id) VALUES (${family}, ${address}, 'pl_from_an_older_release')`);
+      }
+    };
     expect((await register(store, 'evm', evm)).status).toBe(200);
     expect((await register(store, 'tron', tron)).status).toBe(200);
-    const first = await createLink(store, ['USDT_BSC', 'USDT_TRON']);
-    expect(first.status).toBe(201);
-    expect([first.body.bscAddress, first.body.tronAddress]).toEqual([deriveAddress(evm, 'evm', 1, 0), deriveAddress(tron, 'tron', 1, 3)]);
-    const second = await createLink(store, ['USDT_TRON', 'USDT_BSC']);
-    expect([second.body.bscAddress, second.body.tronAddress]).toEqual([deriveAddress(evm, 'evm', 1, 1), deriveAddress(tron, 'tron', 1, 4)]);
-    // Both families taken at once, in a burst: every address distinct and recorded for its own link.
-    const burst = await Promise.all(Array.from({ length: 6 }, () => createLink(store, ['USDT_BSC', 'USDT_TRON'])));
-    expect(burst.map((l) => l.status)).toEqual(Array(6).fill(201));
-    const evmIndexes = [first, second, ...burst].map((l) => Array.from({ length: 8 }, (_, i) => deriveAddress(evm, 'evm', 1, i)).indexOf(l.body.bscAddress));
-    const tronIndexes = [first, second, ...burst].map((l) => Array.from({ length: 11 }, (_, i) => deriveAddress(tron, 'tron', 1, i)).indexOf(l.body.tronAddress));
-    expect([...evmIndexes].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect([...tronIndexes].sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
-    for (const l of [first, second, ...burst]) {
+    const links: Array<{ body: { id: string; bscAddress: string; tronAddress: string } }> = [];
+    const take = async (rails: string[]) => {
+      const link = await createLink(store, rails);
+      expect(link.status).toBe(201);
+      links.push(link);
+      return [link.body.bscAddress, link.body.tronAddress];
+    };
+
+    await handOut('tron', [0, 1, 2]); // the second family in the statements' order collides
+    expect(await take(['USDT_BSC', 'USDT_TRON'])).toEqual([at('evm', 0), at('tron', 3)]);
+    await handOut('evm', [1, 2]); // the first family collides
+    expect(await take(['USDT_TRON', 'USDT_BSC'])).toEqual([at('evm', 3), at('tron', 4)]);
+    await handOut('evm', [4]);
+    await handOut('tron', [5, 6]); // both collide at once
+    expect(await take(['USDT_BSC', 'USDT_TRON'])).toEqual([at('evm', 5), at('tron', 7)]);
+
+    // A burst in both rail orders: every address distinct, the indexes contiguous.
+    await Promise.all(Array.from({ length: 6 }, (_, i) => take(i % 2 ? ['USDT_TRON', 'USDT_BSC'] : ['USDT_BSC', 'USDT_TRON'])));
+    const indexOf = (family: 'evm' | 'tron', address: string) => Array.from({ length: 20 }, (_, i) => at(family, i)).indexOf(address);
+    expect(links.map((l) => indexOf('evm', l.body.bscAddress)).sort((a, b) => a - b)).toEqual([0, 3, 5, 6, 7, 8, 9, 10, 11]);
+    expect(links.map((l) => indexOf('tron', l.body.tronAddress)).sort((a, b) => a - b)).toEqual([3, 4, 7, 8, 9, 10, 11, 12, 13]);
+    // No index wasted: the next link takes the next one of each.
+    expect(await take(['USDT_TRON', 'USDT_BSC'])).toEqual([at('evm', 12), at('tron', 14)]);
+
+    // The ledger records each address under its own family, key, index and link; the watch set likewise.
+    const ledger = await stack.pool.any(sql.type(z.object({ family: z.string(), address: z.string(), public_key: z.string(), derivation_index: z.number(), owner_id: z.string() }))`
+      SELECT family, address, public_key, derivation_index, owner_id FROM link_addresses WHERE owner_id = ANY(${sql.array(links.map((l) => l.body.id), 'text')})`);
+    expect(ledger).toHaveLength(links.length * 2);
+    for (const l of links) {
+      const evmIndex = indexOf('evm', l.body.bscAddress);
+      const tronIndex = indexOf('tron', l.body.tronAddress);
+      expect(ledger.filter((r) => r.owner_id === l.body.id).sort((a, b) => a.family.localeCompare(b.family))).toEqual([
+        { family: 'evm', address: l.body.bscAddress.toLowerCase(), public_key: evm, derivation_index: evmIndex, owner_id: l.body.id },
+        { family: 'tron', address: l.body.tronAddress, public_key: tron, derivation_index: tronIndex, owner_id: l.body.id },
+      ]);
       expect(await watchedOwners(l.body.bscAddress)).toEqual([l.body.id]);
       expect(await watchedOwners(l.body.tronAddress)).toEqual([l.body.id]);
     }
