@@ -80,7 +80,8 @@ export async function benchHttp(rounds = 3, seconds = 5) {
       const { startCpuProfile } = await import('./cpu-profile.js');
       const profiling = await startCpuProfile(100);
       await load(base(app), seconds);
-      profile = await profiling.stop();
+      const out = process.argv.indexOf('--profile-out');
+      profile = await profiling.stop(out > 0 ? process.argv[out + 1] : undefined);
     }
   });
   await app.close();
