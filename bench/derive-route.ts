@@ -3,11 +3,16 @@
 // EVM at the same indexes) derived in this process with nothing else, in alternating rounds of one
 // run, and against a bare Fastify route doing the route's parts (the pair, one primary-key statement
 // through `pg`) served the same way. The app serves from this process pinned to core 0 with a pool of 10; wrk sends the load from
-// core 1 (bench/load.ts), where PostgreSQL also runs. Two kinds of load:
+// core 1 (bench/load.ts), where PostgreSQL also runs. Three kinds of load:
 // - `repeat`: indexes 0 … 999, each handed out before the round (what most calls are: the spec
-//   says repeating the call returns the same addresses), so a derive writes nothing.
+//   says repeating the call returns the same addresses), so a derive writes nothing; the app
+//   answers their addresses from those it remembers (rails/chain/derive-address.ts).
 // - `fresh`: every request a new, ascending index, so every derive raises the store's highest
-//   and the gap after it (20 addresses per key) is extended after the answer, in the same process.
+//   and the gap after it (20 addresses per key) is extended after the answer, in the same process;
+//   the fill derived each index before it is asked for, so the app remembers it.
+// - `cold`: every request a new index below the others, that nothing derived before: the app
+//   derives its pair, as the in-process pair does, and records it (no highest raised).
+// The bare route and the in-process pair remember nothing.
 // Every answer is checked (bench/guard.ts): one non-2xx answer, a 429 included, ends the bench.
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
@@ -117,13 +122,18 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
     // Each fresh round gets indexes no round used: 60,000 is more than a round sends here.
     let nextFresh = 1_000_000;
     const freshIndexes = () => Array.from({ length: 60_000 }, () => nextFresh++);
+    // Cold: indexes below the fresh ones, going down, that nothing derived before (not handed out,
+    // not in the gap after the highest, so not remembered by this process): each costs its pair.
+    let nextCold = 999_999;
+    const coldIndexes = () => Array.from({ length: 60_000 }, () => nextCold--);
+    const indexesOf = (kind: 'repeat' | 'fresh' | 'cold') => (kind === 'repeat' ? repeatIndexes : kind === 'fresh' ? freshIndexes() : coldIndexes());
 
     const result: Record<string, unknown> = { concurrency, seconds, rounds };
     await pinnedServer(async () => {
       // Hand the repeat indexes out once, and warm the route and the derivations.
       await load(repeatIndexes, 3, 'warm-up');
       inProcessPairs(xpubs.tron, xpubs.evm, repeatIndexes, 1);
-      for (const kind of ['repeat', 'fresh'] as const) {
+      for (const kind of ['repeat', 'fresh', 'cold'] as const) {
         const app: Array<Load & EventLoopDelay> = [];
         const pairs: number[] = [];
         // The serving process's CPU per request (its gap fills included) and per in-process pair:
@@ -133,7 +143,7 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
         const cpuPerPair: number[] = [];
         const bareRounds: number[] = [];
         for (let r = 0; r < rounds; r++) {
-          const indexes = kind === 'repeat' ? repeatIndexes : freshIndexes();
+          const indexes = indexesOf(kind);
           const served = await cpuOf(() => load(indexes, seconds, kind));
           app.push(served.result);
           cpuPerRequest.push(Math.round(served.cpuUs / Math.max(1, served.result.reqPerSec * seconds)));
@@ -152,6 +162,15 @@ export async function benchDeriveRoute(rounds = 3, seconds = 5) {
           cpuUsPerRequest: med(cpuPerRequest), cpuUsPerPair: med(cpuPerPair), cpuRatio: r2(med(cpuPerPair) / med(cpuPerRequest)),
         };
         console.error(`derive ${kind}:`, JSON.stringify(result[kind]));
+        // `--profile`: one more app round of this kind with this (the serving) process's CPU
+        // sampled; `--profile-out PREFIX` also writes the raw profile to PREFIX-<kind>.cpuprofile.
+        if (process.argv.includes('--profile')) {
+          const { startCpuProfile } = await import('./cpu-profile.js');
+          const profiling = await startCpuProfile(100);
+          await load(indexesOf(kind), seconds, `${kind}, profiled`);
+          const out = process.argv.indexOf('--profile-out');
+          (result[kind] as Record<string, unknown>).profileApp = await profiling.stop(out > 0 ? `${process.argv[out + 1]}-${kind}.cpuprofile` : undefined);
+        }
       }
     });
     // Tables analyzed between rounds by the workers' rule (stale since their last ANALYZE, none within 60 s).

@@ -120,7 +120,7 @@ export function tableRows(r: Results): Row[] {
     });
   }
   if (r.deriveRoute) {
-    for (const [kind, what] of [['repeat', 'indexes handed out before'], ['fresh', 'a new highest index each']] as const) {
+    for (const [kind, what] of [['repeat', 'indexes handed out before'], ['fresh', 'a new highest index each'], ['cold', 'an index nothing derived before each']] as const) {
       const x = r.deriveRoute[kind];
       if (!x) continue;
       rows.push({

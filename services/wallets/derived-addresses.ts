@@ -16,7 +16,7 @@ import {
 import { findWalletKeys } from '../../db/store-repo.js';
 import type { Environment } from '../../domain/environment.js';
 import { maxIndex, receiveBranch } from '../../domain/hd/derive.js';
-import { deriveAddress } from '../../rails/chain/derive-address.js';
+import { deriveAddress, receiveAddress } from '../../rails/chain/derive-address.js';
 import { nextTurn } from '../../rails/chain/event-loop.js';
 
 /**
@@ -51,7 +51,7 @@ async function fillGap(db: CommonQueryMethods, { key: k, highest, present }: Key
   const missing: DerivedAddress[] = [];
   for (let i = highest + 1; i <= Math.min(highest + derivedGap, maxIndex); i++) {
     if (have.has(i)) continue;
-    missing.push({ index: i, address: deriveAddress(k.publicKey, k.family, receiveBranch, i) });
+    missing.push({ index: i, address: receiveAddress(k.publicKey, k.family, i) });
     await nextTurn();
   }
   // One statement per key: the last gap index has a row exactly when the whole gap does (findIncompleteGaps).
@@ -113,7 +113,7 @@ export async function recordHandedOut(db: CommonQueryMethods, storeId: string, e
   const handed: HandedOut[] = [];
   for (const family of ['tron', 'evm'] as const) {
     const publicKey = keys[family];
-    if (publicKey) handed.push({ family, publicKey, address: deriveAddress(publicKey, family, receiveBranch, index) });
+    if (publicKey) handed.push({ family, publicKey, address: receiveAddress(publicKey, family, index) });
   }
   const record = await recordDerive(db, storeId, env, index, handed);
   if (record.matched) await fillGaps(db, storeId, env);

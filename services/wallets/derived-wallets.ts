@@ -4,8 +4,7 @@ import { adapterOf } from '../../rails/adapters.js';
 import type { RailAdapter } from '../../rails/payment-method.js';
 import { findWalletKeys } from '../../db/store-repo.js';
 import { AppError } from '../../domain/errors.js';
-import { receiveBranch } from '../../domain/hd/derive.js';
-import { deriveAddress } from '../../rails/chain/derive-address.js';
+import { receiveAddress } from '../../rails/chain/derive-address.js';
 import type { WalletKind } from '../../domain/hd/xpub.js';
 import { formatUnits } from '../../domain/money.js';
 import { type UsdtRail } from '../../domain/rails.js';
@@ -74,8 +73,8 @@ function remember(id: string, keys: ReceiveKeys): void {
 function walletAt(keys: ReceiveKeys, index: number): { result: DerivedWallet; handed: HandedOut[] } {
   const result: DerivedWallet = {
     index,
-    tron: keys.tron ? deriveAddress(keys.tron, 'tron', receiveBranch, index) : null,
-    bsc: keys.evm ? deriveAddress(keys.evm, 'evm', receiveBranch, index) : null,
+    tron: keys.tron ? receiveAddress(keys.tron, 'tron', index) : null,
+    bsc: keys.evm ? receiveAddress(keys.evm, 'evm', index) : null,
   };
   const missing = derivedNetworks.filter((n) => result[n === 'TRON' ? 'tron' : 'bsc'] === null);
   if (missing.length) result.missing = missing;
@@ -132,7 +131,7 @@ export async function derivedAddressFor(pool: DatabasePool, auth: StoreScope, in
   if (!xpub) {
     throw new AppError('wallet_not_connected', `No ${kind.toUpperCase()} xpub is registered in the ${auth.environment} environment: register one with ${connectHint[kind]}.`, 'network');
   }
-  return deriveAddress(xpub, kind, receiveBranch, index);
+  return receiveAddress(xpub, kind, index);
 }
 
 /** USDT balance in the token's smallest unit, then as a decimal string. Throws on any upstream failure. */
