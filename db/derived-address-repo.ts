@@ -55,32 +55,62 @@ export interface DeriveRecord {
  * the mark's UPDATE re-check its WHERE against the newer row, so no raise is lost.
  */
 export async function recordDerive(db: CommonQueryMethods, storeId: string, env: Environment, index: number, handed: readonly HandedOutRow[]): Promise<DeriveRecord> {
-  const families = sql.array(handed.map((h) => h.family), 'text');
-  const keys = sql.array(handed.map((h) => h.publicKey), 'text');
-  const addresses = sql.array(handed.map((h) => h.address), 'text');
+  return recordDerives(db, storeId, env, [{ index, handed }]);
+}
+
+/** One derive of `recordDerives`: the index and the addresses derived at it. */
+export interface DeriveAt {
+  index: number;
+  handed: readonly HandedOutRow[];
+}
+
+/**
+ * `recordDerive` for several derives of one store at once, in the same one statement: every
+ * index handed out for each given key, and the highest raised to the greatest of them, all only
+ * when the given keys (the same for every derive here) are exactly the store's keys now. A
+ * batch of derives that raced each other commits once instead of once each.
+ */
+export async function recordDerives(db: CommonQueryMethods, storeId: string, env: Environment, derives: readonly DeriveAt[]): Promise<DeriveRecord> {
+  const seen = new Set<string>();
+  const rows: Array<HandedOutRow & { index: number }> = [];
+  for (const d of derives) {
+    for (const h of d.handed) {
+      // One row per (family, key, index): a statement may not make the same row twice.
+      const id = `${h.family}\u0000${h.publicKey}\u0000${d.index}`;
+      if (!seen.has(id)) rows.push({ ...h, index: d.index }), seen.add(id);
+    }
+  }
+  const highest = Math.max(...derives.map((d) => d.index));
+  const families = sql.array(rows.map((h) => h.family), 'text');
+  const keys = sql.array(rows.map((h) => h.publicKey), 'text');
+  const addresses = sql.array(rows.map((h) => h.address), 'text');
+  const indexes = sql.array(rows.map((h) => h.index), 'int4');
   const row = await db.one(sql.type(recordRow)`
     WITH now_keys AS (
       SELECT kind, public_key FROM store_wallets WHERE store_id = ${storeId} AND environment = ${env} AND kind IN ('tron', 'evm')
     ), given AS (
-      SELECT * FROM unnest(${families}::text[], ${keys}::text[], ${addresses}::text[]) AS g(family, public_key, address)
+      SELECT * FROM unnest(${families}::text[], ${keys}::text[], ${addresses}::text[], ${indexes}::int4[]) AS g(family, public_key, address, derived_index)
+    ), given_keys AS (
+      SELECT DISTINCT family, public_key FROM given
     ), verdict AS (
-      SELECT (SELECT count(*) FROM now_keys) = (SELECT count(*) FROM given) AND (SELECT count(*) FROM given) > 0
-        AND NOT EXISTS (SELECT 1 FROM given g WHERE NOT EXISTS (SELECT 1 FROM now_keys k WHERE k.kind = g.family AND k.public_key = g.public_key)) AS matched
+      SELECT (SELECT count(*) FROM now_keys) = (SELECT count(*) FROM given_keys) AND (SELECT count(*) FROM given_keys) > 0
+        AND (SELECT count(DISTINCT family) FROM given_keys) = (SELECT count(*) FROM given_keys)
+        AND NOT EXISTS (SELECT 1 FROM given_keys g WHERE NOT EXISTS (SELECT 1 FROM now_keys k WHERE k.kind = g.family AND k.public_key = g.public_key)) AS matched
     ), inserted AS (
       INSERT INTO derived_addresses (store_id, environment, family, public_key, derived_index, address, handed_out)
-      SELECT ${storeId}, ${env}, g.family, g.public_key, ${index}, g.address, true FROM given g
+      SELECT ${storeId}, ${env}, g.family, g.public_key, g.derived_index, g.address, true FROM given g
       WHERE (SELECT matched FROM verdict) AND NOT EXISTS (SELECT 1 FROM derived_addresses d WHERE d.store_id = ${storeId}
-        AND d.environment = ${env} AND d.family = g.family AND d.public_key = g.public_key AND d.derived_index = ${index} AND d.handed_out)
+        AND d.environment = ${env} AND d.family = g.family AND d.public_key = g.public_key AND d.derived_index = g.derived_index AND d.handed_out)
       ON CONFLICT (store_id, environment, family, public_key, derived_index) DO UPDATE SET handed_out = true
         WHERE NOT derived_addresses.handed_out
       RETURNING 1
     ), raised AS (
-      UPDATE derived_index_marks SET highest_index = ${index}, updated_at = now()
-      WHERE (SELECT matched FROM verdict) AND store_id = ${storeId} AND environment = ${env} AND highest_index < ${index}
+      UPDATE derived_index_marks SET highest_index = ${highest}, updated_at = now()
+      WHERE (SELECT matched FROM verdict) AND store_id = ${storeId} AND environment = ${env} AND highest_index < ${highest}
       RETURNING 1
     ), created AS (
       INSERT INTO derived_index_marks (store_id, environment, highest_index)
-      SELECT ${storeId}, ${env}, ${index}
+      SELECT ${storeId}, ${env}, ${highest}
       WHERE (SELECT matched FROM verdict) AND NOT EXISTS (SELECT 1 FROM derived_index_marks WHERE store_id = ${storeId} AND environment = ${env})
       ON CONFLICT (store_id, environment) DO UPDATE
         SET highest_index = GREATEST(derived_index_marks.highest_index, EXCLUDED.highest_index), updated_at = now()

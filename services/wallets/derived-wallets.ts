@@ -11,7 +11,7 @@ import { type UsdtRail } from '../../domain/rails.js';
 import { railDecimals } from '../../rails/registry.js';
 import { railEndpoint, type RailSettings } from '../../rails/settings.js';
 import type { StoreScope } from '../scope.js';
-import { recordDerive } from '../../db/derived-address-repo.js';
+import { recordDeriveSoon } from './derive-batches.js';
 import { scheduleGapFill, type HandedOut } from './derived-addresses.js';
 
 /** The adapter's live balance read (short timeouts, one retry: a person is waiting). */
@@ -86,8 +86,9 @@ function walletAt(keys: ReceiveKeys, index: number): { result: DerivedWallet; ha
 
 /**
  * Both addresses at `index`, or the one whose xpub is registered; 400 when neither is (nothing
- * stored). Once the store's keys are known to this process, a derive is one statement: it records
- * the index for the watcher and raises the highest (`recordDerive`). When that raised the highest,
+ * stored). Once the store's keys are known to this process, a derive is one statement, shared with
+ * the store's other derives waiting meanwhile (derive-batches.ts): it records the index for the
+ * watcher and raises the highest (`recordDerives`). When that raised the highest,
  * or the keys were not known yet, the gap after the highest is filled after the answer.
  */
 export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, index: number, onGapFillError: (err: unknown) => void = () => undefined): Promise<DerivedWallet> {
@@ -105,7 +106,7 @@ export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, 
       );
     }
     const { result, handed } = walletAt(keys, index);
-    const record = await recordDerive(pool, auth.storeId, auth.environment, index, handed);
+    const record = await recordDeriveSoon(pool, auth.storeId, auth.environment, index, handed);
     if (record.matched) {
       remember(id, keys);
       if (record.raised || fresh) scheduleGapFill(pool, auth.storeId, auth.environment, onGapFillError);
