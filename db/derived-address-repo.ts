@@ -80,6 +80,9 @@ export async function recordDerives(db: CommonQueryMethods, storeId: string, env
       if (!seen.has(id)) rows.push({ ...h, index: d.index }), seen.add(id);
     }
   }
+  // Rows in one order (by family, then index), as the gap fill writes and prunes them: two
+  // statements that lock some of the same rows then never wait on each other in a cycle.
+  rows.sort((a, b) => (a.family === b.family ? a.index - b.index : a.family < b.family ? -1 : 1));
   const highest = Math.max(...derives.map((d) => d.index));
   const families = sql.array(rows.map((h) => h.family), 'text');
   const keys = sql.array(rows.map((h) => h.publicKey), 'text');

@@ -71,12 +71,58 @@ it('records twenty derives made at once in two statements, each index watched, t
   await gapFillsSettled();
 });
 
-it('records one index asked for many times at once once, and a repeat writes nothing', async () => {
+const writtenBy = (storeId: string, index: number) => stack.pool.anyFirst(sql.type(z.object({ xid: z.string() }))`
+  SELECT created_xid::text AS xid FROM derived_addresses WHERE store_id = ${storeId} AND derived_index = ${index} ORDER BY family`);
+
+it('records one index asked for many times at once once, and a repeat of it writes nothing', async () => {
   const { scope } = await storeWithKeys('Derive same index');
   await deriveReceiveWallet(pool, scope, 0);
   const answers = await Promise.all(Array.from({ length: 10 }, () => deriveReceiveWallet(pool, scope, 5)));
   expect(new Set(answers.map((a) => a.bsc)).size).toBe(1);
   expect((await handedOut(scope.storeId)).filter((r) => r.derived_index === 5)).toHaveLength(2);
+  const written = await writtenBy(scope.storeId, 5);
+  await Promise.all(Array.from({ length: 5 }, () => deriveReceiveWallet(pool, scope, 5)));
+  expect(await writtenBy(scope.storeId, 5)).toEqual(written);
+  await gapFillsSettled();
+});
+
+it('takes at most 100 derives a statement: 120 at once in three, every one recorded, in falling order too', async () => {
+  const { scope } = await storeWithKeys('Derive big burst');
+  await deriveReceiveWallet(pool, scope, 0);
+  await gapFillsSettled();
+  const indexes = Array.from({ length: 120 }, (_, i) => 500 - i); // falling: rows are still written in one order
+  const statements = await counter.during(async () => {
+    await Promise.all(indexes.map((index) => deriveReceiveWallet(pool, scope, index)));
+  });
+  expect(records(statements)).toHaveLength(3);
+  const rows = await handedOut(scope.storeId);
+  for (const i of indexes) expect(rows.filter((r) => r.derived_index === i)).toHaveLength(2);
+  expect(await highest(scope.storeId)).toBe(500);
+  await gapFillsSettled();
+});
+
+it('fails every derive of a statement that fails, answers none of them, and the store’s next derive gets a statement of its own', async () => {
+  const { scope } = await storeWithKeys('Derive failing statement');
+  await deriveReceiveWallet(pool, scope, 0);
+  await gapFillsSettled();
+  // PostgreSQL refuses this store's derived rows for a while (a real failure, not a stand-in).
+  const fn = `refuse_${scope.storeId.replace(/[^a-z0-9]/gi, '_')}`;
+  await stack.pool.query(sql.unsafe`CREATE FUNCTION ${sql.identifier([fn])}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF NEW.store_id = ${sql.literalValue(scope.storeId)} THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`);
+  await stack.pool.query(sql.unsafe`CREATE TRIGGER ${sql.identifier([fn])} BEFORE INSERT OR UPDATE ON derived_addresses FOR EACH ROW EXECUTE FUNCTION ${sql.identifier([fn])}()`);
+  try {
+    const outcomes = await Promise.allSettled([60, 61, 62, 63, 64].map((index) => deriveReceiveWallet(pool, scope, index)));
+    expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('rejected'));
+    expect((await handedOut(scope.storeId)).filter((r) => r.derived_index >= 60)).toEqual([]);
+  } finally {
+    await stack.pool.query(sql.unsafe`DROP TRIGGER ${sql.identifier([fn])} ON derived_addresses`);
+    await stack.pool.query(sql.unsafe`DROP FUNCTION ${sql.identifier([fn])}()`);
+  }
+  const statements = await counter.during(async () => {
+    expect((await deriveReceiveWallet(pool, scope, 65)).index).toBe(65);
+  });
+  expect(records(statements)).toHaveLength(1);
+  expect((await handedOut(scope.storeId)).filter((r) => r.derived_index === 65)).toHaveLength(2);
   await gapFillsSettled();
 });
 

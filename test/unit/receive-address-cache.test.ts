@@ -36,6 +36,13 @@ describe('remembered receive addresses', () => {
     expect(receiveAddress(a.evm, 'evm', 1)).not.toBe(receiveAddress(a.evm, 'evm', 11));
   });
 
+  it('refuse an index that is not a receive index, and remember nothing for it', () => {
+    const { evm } = randomAccountXpubs();
+    const before = rememberedReceiveAddresses();
+    for (const index of [-1, 2 ** 31, 1.5, Number.NaN]) expect(() => receiveAddress(evm, 'evm', index)).toThrow();
+    expect(rememberedReceiveAddresses()).toBe(before);
+  });
+
   it('never hold more than the bound, and answer a forgotten address again as derived', () => {
     const { evm } = randomAccountXpubs();
     const first = receiveAddress(evm, 'evm', 0);
