@@ -97,7 +97,6 @@ export async function recordDerives(db: CommonQueryMethods, storeId: string, env
       SELECT DISTINCT family, public_key FROM given
     ), verdict AS (
       SELECT (SELECT count(*) FROM now_keys) = (SELECT count(*) FROM given_keys) AND (SELECT count(*) FROM given_keys) > 0
-        AND (SELECT count(DISTINCT family) FROM given_keys) = (SELECT count(*) FROM given_keys)
         AND NOT EXISTS (SELECT 1 FROM given_keys g WHERE NOT EXISTS (SELECT 1 FROM now_keys k WHERE k.kind = g.family AND k.public_key = g.public_key)) AS matched
     ), inserted AS (
       INSERT INTO derived_addresses (store_id, environment, family, public_key, derived_index, address, handed_out)

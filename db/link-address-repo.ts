@@ -36,15 +36,18 @@ const addressRow = z.object({ address: z.string() });
 const familyFirstRow = z.object({ family: z.enum(['tron', 'evm']), first: z.number() });
 const familyRow = z.object({ family: z.enum(['tron', 'evm']) });
 
-/** How many indexes the next look-ahead reserves after a taken address: grows so a long run costs few round trips. */
-const lookAhead = [1, 16, 128, 1024] as const;
+/** How many indexes each look-ahead reserves after a taken address: grows so a long run costs few round trips. */
+const lookAhead = [16, 128, 1024] as const;
 
 /**
- * Takes the key's next free link address for `ownerId`, with no lock held across round trips:
- * every statement commits on its own (the pool, never a transaction). Reserving an index is one
- * atomic UPDATE, so concurrent creations with one key get different indexes without waiting on
- * each other; the address is derived after it, with nothing locked; recording it in the ledger is
- * one INSERT that refuses an address handed out before, which is then stepped over.
+ * Takes the link's next free address of each family (its EVM and its TRON address) for
+ * `ownerId`, with no lock held across round trips: every statement commits on its own (the pool,
+ * never a transaction). The first try of every family takes two statements: one atomic
+ * UPDATE-or-INSERT reserves the next index of each key, so concurrent creations with one key get
+ * different indexes without waiting on each other; the addresses are derived after it, with
+ * nothing locked; one INSERT records every address in the ledger, refusing one handed out before.
+ * A family whose address was refused steps over it alone (`stepOver`). Counters and ledger rows
+ * are taken in one order (by family), so two creations never wait on each other in a cycle.
  *
  * The branch stays without gaps: indexes reserved past the one taken (after stepping over a run of
  * taken addresses) are given back when no creation reserved after them meanwhile. What can leave a
@@ -52,35 +55,9 @@ const lookAhead = [1, 16, 128, 1024] as const;
  * never reused), or that give-back losing a race: single unused addresses, far below a wallet's
  * gap limit of 20 unless creations fail in a row.
  */
-export async function allocateLinkAddress(db: DatabasePool, q: LinkAddressRequest & { ownerId: string }, fromRound = 0): Promise<LinkAddress> {
-  for (let round = fromRound; ; round++) {
-    const count = lookAhead[Math.min(round, lookAhead.length - 1)]!;
-    const first = await reserveIndexes(db, q.family, q.publicKey, count);
-    const candidates: Candidate[] = indexesFrom(first, count).map((index) => {
-      const address = q.derive(index);
-      return { index, address, ledger: q.ledgerKey(address) };
-    });
-    const taken = count === 1 ? new Set<string>() : await takenAmong(db, q.family, candidates.map((c) => c.ledger));
-    for (const candidate of candidates) {
-      if (taken.has(candidate.ledger) || !(await record(db, q, candidate))) continue;
-      if (candidate.index < first + count - 1) await giveBack(db, q.family, q.publicKey, first + count, candidate.index + 1);
-      return { index: candidate.index, address: candidate.address };
-    }
-  }
-}
-
-/**
- * The addresses of one link, one per family (its EVM and its TRON address), taken as
- * `allocateLinkAddress` takes each, with the first try of every family in two statements instead
- * of two per family: one UPDATE-or-INSERT reserves the next index of each key, and one INSERT
- * records every derived address that was never handed out. A family whose address was handed out
- * before (a key shared or re-registered) goes on alone from the look-ahead round. Counters and
- * ledger rows are taken in one order (by family), so two creations never wait on each other in a
- * cycle.
- */
 export async function allocateLinkAddresses(db: DatabasePool, ownerId: string, requests: readonly LinkAddressRequest[]): Promise<LinkAddress[]> {
+  if (requests.length === 0) return [];
   if (new Set(requests.map((r) => r.family)).size !== requests.length) throw new Error('one link address per family');
-  if (requests.length <= 1) return Promise.all(requests.map((r) => allocateLinkAddress(db, { ...r, ownerId })));
   const ordered = [...requests].sort((a, b) => a.family.localeCompare(b.family));
   const reserved = await db.any(sql.type(familyFirstRow)`
     INSERT INTO link_address_counters (family, public_key, next_index)
@@ -107,8 +84,30 @@ export async function allocateLinkAddresses(db: DatabasePool, ownerId: string, r
     RETURNING family`));
   return Promise.all(requests.map((r) => {
     const c = candidates[ordered.indexOf(r)]!;
-    return recorded.has(r.family) ? { index: c.index, address: c.address } : allocateLinkAddress(db, { ...r, ownerId }, 1);
+    return recorded.has(r.family) ? { index: c.index, address: c.address } : stepOver(db, { ...r, ownerId });
   }));
+}
+
+/**
+ * After a family's first try found its address handed out before: reserves a growing run of
+ * indexes, reads which of their addresses the ledger has, records the first free one, and gives
+ * back the rest of the run when nobody reserved after it.
+ */
+async function stepOver(db: DatabasePool, q: LinkAddressRequest & { ownerId: string }): Promise<LinkAddress> {
+  for (let round = 0; ; round++) {
+    const count = lookAhead[Math.min(round, lookAhead.length - 1)]!;
+    const first = await reserveIndexes(db, q.family, q.publicKey, count);
+    const candidates: Candidate[] = indexesFrom(first, count).map((index) => {
+      const address = q.derive(index);
+      return { index, address, ledger: q.ledgerKey(address) };
+    });
+    const taken = await takenAmong(db, q.family, candidates.map((c) => c.ledger));
+    for (const candidate of candidates) {
+      if (taken.has(candidate.ledger) || !(await record(db, q, candidate))) continue;
+      if (candidate.index < first + count - 1) await giveBack(db, q.family, q.publicKey, first + count, candidate.index + 1);
+      return { index: candidate.index, address: candidate.address };
+    }
+  }
 }
 
 /** Reserves `count` indexes of the key's sequence and returns the first; refuses to pass 2^31 − 1. */
