@@ -77,6 +77,8 @@ const envSchema = z.object({
   WEBHOOK_DNS_SERVERS: z.string().optional(), // comma-separated `ip[:port]` that resolve live webhook hosts; unset → the system's resolv.conf
   // Private networks test-mode webhooks may reach: `loopback`, `private`, CIDRs, or `none`; unset → `loopback` in the embedded setup, else none (docs/webhooks.md).
   WEBHOOK_TEST_ALLOWED_NETWORKS: z.string().optional(),
+  WEBHOOK_RELAY: z.enum(['on', 'off']).default('on'), // off: this process's webhooks workers run no outbox relay (another process does; docs/webhooks.md)
+  WEBHOOK_RELAY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(100), // the outbox relay's pause when it found nothing to dispatch
   MPESA_QUERY_AFTER_SECONDS: z.coerce.number().int().min(1).max(600).default(30), // first STK query for a prompt whose callback has not come
   EVIDENCE_PULL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600), // how often an open link reads its recorded deposits unwoken
   LINK_HISTORY_EVENT_LIMIT: z.coerce.number().int().min(20).max(40_000).default(10_000), // a link's workflow continues as new past this many events
@@ -168,6 +170,8 @@ export interface Config {
     readonly dnsServers: readonly string[];
     /** Canonical CIDRs test-mode webhooks may reach besides public addresses (never link-local). */
     readonly testAllowedNetworks: readonly string[];
+    /** The outbox relay (worker/webhook-relay.ts): whether this process's webhooks workers run it, and its idle pause. */
+    readonly relay: { readonly enabled: boolean; readonly pollMs: number };
   };
   readonly mpesaQueryAfterSeconds: number;
   readonly evidencePullSeconds: number;
@@ -287,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScale: e.WEBHOOK_RETRY_SCALE,
       dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
       testAllowedNetworks: Object.freeze(testNetworks.networks),
+      relay: Object.freeze({ enabled: e.WEBHOOK_RELAY === 'on', pollMs: e.WEBHOOK_RELAY_POLL_MS }),
     }),
     mpesaQueryAfterSeconds: e.MPESA_QUERY_AFTER_SECONDS,
     evidencePullSeconds: e.EVIDENCE_PULL_SECONDS,

@@ -8,6 +8,13 @@ export type EventType =
   | 'webhook_endpoint.disabled' | 'webhook_delivery.exhausted' | 'webhook_endpoint.tested' | 'mobile_money.unallocated'
   | 'sweep.completed' | 'sweep.failed';
 
+/** Where an event was written from (migration 0047): the correlation id and the W3C trace context of its writer. */
+export interface EventOrigin {
+  correlationId?: string;
+  traceparent?: string;
+  tracestate?: string;
+}
+
 export interface StoredEvent {
   id: string;
   storeId: string;
@@ -15,6 +22,8 @@ export interface StoredEvent {
   type: EventType;
   createdAt: string;
   payload: { id: string; type: EventType; createdAt: string; environment: Environment; data: unknown };
+  /** Undefined for events written without one (and by code from before migration 0047). */
+  origin?: EventOrigin;
 }
 
 const eventRow = z.object({
@@ -24,6 +33,7 @@ const eventRow = z.object({
   type: z.string(),
   created_at: z.string(),
   payload: z.any(),
+  origin: z.object({ correlationId: z.string().optional(), traceparent: z.string().optional(), tracestate: z.string().optional() }).nullable().optional(),
 });
 
 /**
@@ -33,27 +43,77 @@ const eventRow = z.object({
  */
 export async function insertEvent(
   db: CommonQueryMethods,
-  e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string; aboutEndpointId?: string },
+  e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string; aboutEndpointId?: string; origin?: EventOrigin },
 ): Promise<StoredEvent> {
   const existing = await findEventByDedupeKey(db, e.dedupeKey);
   if (existing) return existing;
   const id = newId('event');
   const payload = { id, type: e.type, createdAt: e.createdAt, environment: e.environment, data: e.data };
   await db.query(sql.unsafe`
-    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at, about_endpoint_id)
-    VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt}, ${e.aboutEndpointId ?? null})
+    INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at, about_endpoint_id, origin)
+    VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt}, ${e.aboutEndpointId ?? null},
+      ${e.origin ? sql.jsonb(e.origin as never) : null})
     ON CONFLICT (dedupe_key) DO NOTHING`);
   return (await findEventByDedupeKey(db, e.dedupeKey))!;
 }
 
 export async function findEventByDedupeKey(db: CommonQueryMethods, dedupeKey: string): Promise<StoredEvent | null> {
-  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload FROM events WHERE dedupe_key = ${dedupeKey}`);
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload, origin FROM events WHERE dedupe_key = ${dedupeKey}`);
   return row ? toEvent(row) : null;
 }
 
 export async function findEvent(db: CommonQueryMethods, id: string): Promise<StoredEvent | null> {
-  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload FROM events WHERE id = ${id}`);
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload, origin FROM events WHERE id = ${id}`);
   return row ? toEvent(row) : null;
+}
+
+/**
+ * Claims for `leaseSeconds` up to `limit` events not yet dispatched and not claimed now, oldest
+ * written first (`recorded_at`; with `olderThanSeconds`, only those written that long ago), and
+ * returns them. Rows another transaction is claiming are skipped, never waited for, so
+ * dispatchers running at once split the outbox between them. A claim lapses on its own: an event
+ * whose dispatcher died is claimed again when its lease ends.
+ */
+export async function claimEvents(
+  db: CommonQueryMethods,
+  opts: { limit: number; leaseSeconds: number; olderThanSeconds?: number },
+): Promise<StoredEvent[]> {
+  const age = opts.olderThanSeconds === undefined ? sql.fragment`` : sql.fragment`AND recorded_at < now() - make_interval(secs => ${opts.olderThanSeconds})`;
+  const rows = await db.any(sql.type(eventRow)`
+    UPDATE events e SET dispatch_claimed_until = now() + make_interval(secs => ${opts.leaseSeconds})
+    FROM (
+      SELECT id FROM events
+      WHERE dispatched_at IS NULL AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now()) ${age}
+      ORDER BY recorded_at LIMIT ${opts.limit} FOR UPDATE SKIP LOCKED
+    ) c
+    WHERE e.id = c.id
+    RETURNING e.id, e.store_id, e.environment, e.type, e.created_at, e.payload, e.origin`);
+  return rows.map(toEvent);
+}
+
+/**
+ * Claims one event for `leaseSeconds` (a caller dispatching the event it just wrote): `claimed`
+ * with the event, or also when it was dispatched already (a fan-out run again settles what it
+ * logged, sending nothing twice); `taken` while another dispatcher's claim on it holds; `missing`
+ * when no such event is written (yet).
+ */
+export async function claimEvent(
+  db: CommonQueryMethods,
+  id: string,
+  leaseSeconds: number,
+): Promise<{ status: 'claimed'; event: StoredEvent } | { status: 'taken' | 'missing' }> {
+  const row = await db.maybeOne(sql.type(eventRow)`
+    UPDATE events SET dispatch_claimed_until = now() + make_interval(secs => ${leaseSeconds})
+    WHERE id = ${id} AND (dispatched_at IS NOT NULL OR dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
+    RETURNING id, store_id, environment, type, created_at, payload, origin`);
+  if (row) return { status: 'claimed', event: toEvent(row) };
+  return (await findEvent(db, id)) ? { status: 'taken' } : { status: 'missing' };
+}
+
+/** Gives claims back before their lease ends (a dispatch that failed and will be retried now). */
+export async function releaseEventClaims(db: CommonQueryMethods, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(sql.unsafe`UPDATE events SET dispatch_claimed_until = NULL WHERE id = ANY(${sql.array([...ids], 'text')}) AND dispatched_at IS NULL`);
 }
 
 function toEvent(row: z.infer<typeof eventRow>): StoredEvent {
@@ -64,6 +124,7 @@ function toEvent(row: z.infer<typeof eventRow>): StoredEvent {
     type: row.type as EventType,
     createdAt: row.created_at,
     payload: row.payload,
+    ...(row.origin ? { origin: row.origin } : {}),
   };
 }
 
@@ -89,7 +150,7 @@ export async function insertDirectedEvent(
 export async function findStoreEvents(db: CommonQueryMethods, scope: { storeId: string; environment: Environment }, ids: readonly string[]): Promise<StoredEvent[]> {
   if (ids.length === 0) return [];
   const rows = await db.any(sql.type(eventRow)`
-    SELECT id, store_id, environment, type, created_at, payload FROM events
+    SELECT id, store_id, environment, type, created_at, payload, origin FROM events
     WHERE id = ANY(${sql.array([...ids], 'text')}) AND store_id = ${scope.storeId} AND environment = ${scope.environment}`);
   return rows.map(toEvent);
 }

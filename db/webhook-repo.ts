@@ -41,6 +41,9 @@ export type DeliveryRow = z.infer<typeof deliveryRow>;
 
 const endpointColumns = sql.fragment`id, store_id, environment, url, enabled_events, secret, previous_secret,
   previous_secret_expires_at, status, disabled_reason, disabled_at, created_at`;
+const endpointColumnsOf = sql.fragment`w.id, w.store_id, w.environment, w.url, w.enabled_events, w.secret, w.previous_secret,
+  w.previous_secret_expires_at, w.status, w.disabled_reason, w.disabled_at, w.created_at`;
+const endpointOfEventRow = endpointRow.extend({ event_id: z.string() });
 const deliveryColumns = sql.fragment`d.id, d.endpoint_id, d.event_id, e.type AS event_type, d.attempt, d.trigger, d.status,
   d.response_status, d.latency_ms, d.response_body, d.error, d.created_at`;
 
@@ -182,15 +185,26 @@ export async function enableEndpoint(pool: DatabasePool, s: Scope, id: string): 
  * created before the event was recorded (however late the dispatch runs), and not the endpoint
  * the event is about (a `webhook_endpoint.disabled` never goes to the endpoint that failed).
  */
-export async function matchingEndpoints(pool: DatabasePool, event: Scope & { id: string; type: string }): Promise<readonly EndpointRow[]> {
-  return pool.any(sql.type(endpointRow)`
-    WITH e AS (SELECT recorded_at, about_endpoint_id FROM events WHERE id = ${event.id})
-    SELECT ${endpointColumns} FROM webhook_endpoints, e
-    WHERE store_id = ${event.storeId} AND environment = ${event.environment} AND status = 'enabled'
-      AND ${event.type} = ANY(enabled_events)
-      AND created_at <= e.recorded_at
-      AND id IS DISTINCT FROM e.about_endpoint_id
-    ORDER BY created_at, id`);
+/**
+ * The enabled endpoints each event goes to, for many events in one statement: same store and
+ * environment, subscribed to the type, registered before the event was written, and not the
+ * endpoint the event is about. Keyed by event id; an event with none is absent.
+ */
+export async function matchingEndpointsOf(db: CommonQueryMethods, eventIds: readonly string[]): Promise<ReadonlyMap<string, readonly EndpointRow[]>> {
+  const out = new Map<string, EndpointRow[]>();
+  if (eventIds.length === 0) return out;
+  const rows = await db.any(sql.type(endpointOfEventRow)`
+    SELECT e.id AS event_id, ${endpointColumnsOf} FROM events e
+    JOIN webhook_endpoints w ON w.store_id = e.store_id AND w.environment = e.environment AND w.status = 'enabled'
+      AND e.type = ANY(w.enabled_events) AND w.created_at <= e.recorded_at AND w.id IS DISTINCT FROM e.about_endpoint_id
+    WHERE e.id = ANY(${sql.array([...eventIds], 'text')})
+    ORDER BY e.id, w.created_at, w.id`);
+  for (const { event_id, ...endpoint } of rows) {
+    const list = out.get(event_id);
+    if (list) list.push(endpoint);
+    else out.set(event_id, [endpoint]);
+  }
+  return out;
 }
 
 export interface NewDelivery {
@@ -328,17 +342,8 @@ export async function failureHistory(db: CommonQueryMethods, endpointId: string,
   };
 }
 
-export async function markEventDispatched(pool: DatabasePool, eventId: string): Promise<void> {
-  await pool.query(sql.unsafe`UPDATE events SET dispatched_at = now() WHERE id = ${eventId} AND dispatched_at IS NULL`);
-}
-
-/**
- * Outbox safety net: events recorded over `olderThanSeconds` ago whose dispatch never ran, oldest
- * first. By `recorded_at`, not `created_at`: an event's business time (a confirmation's, an M-Pesa
- * TransactionDate) can be hours old when it is written, while its own dispatch is still running.
- */
-export async function undispatchedEventIds(pool: DatabasePool, olderThanSeconds: number, limit: number): Promise<readonly string[]> {
-  return pool.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id FROM events WHERE dispatched_at IS NULL AND recorded_at < now() - make_interval(secs => ${olderThanSeconds})
-    ORDER BY recorded_at LIMIT ${limit}`);
+/** Marks events dispatched (their fan-out ran to the end); an event marked already keeps its time. */
+export async function markEventsDispatched(db: CommonQueryMethods, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db.query(sql.unsafe`UPDATE events SET dispatched_at = now() WHERE id = ANY(${sql.array([...eventIds], 'text')}) AND dispatched_at IS NULL`);
 }

@@ -48,4 +48,6 @@ export interface WebhookSettings {
   readonly dnsServers: readonly string[];
   /** Canonical CIDRs test-mode webhooks may reach besides public addresses (never link-local). */
   readonly testAllowedNetworks: readonly string[];
+  /** The outbox relay (worker/webhook-relay.ts): whether this process's webhooks workers run it, and its idle pause. */
+  readonly relay: { readonly enabled: boolean; readonly pollMs: number };
 }

@@ -10,6 +10,7 @@ import { correlationActivityInterceptor } from './correlation-interceptors.js';
 import { runC2bHandoff } from './c2b-handoff.js';
 import { runRequestStarter } from './request-starter.js';
 import { runStatisticsKeeper } from './table-statistics.js';
+import { defaultRelayPace, runWebhookRelay } from './webhook-relay.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const workflowsPath = join(here, '..', 'workflows', 'index.ts');
@@ -114,6 +115,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
   let starter: { stop(): Promise<void> } | undefined;
   let c2bHandoff: { stop(): Promise<void> } | undefined;
   let statistics: { stop(): Promise<void> } | undefined;
+  let relay: { stop(): Promise<void> } | undefined;
   return {
     workers,
     run() {
@@ -125,6 +127,11 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
         // ...and refresh the planner statistics autovacuum did not (off, behind, or the embedded PGlite).
         statistics = runStatisticsKeeper({ pool: opts.deps.pool, logger: opts.deps.logger ?? opts.logger });
       }
+      // The webhooks queue's workers also dispatch every event the moment it commits (the outbox relay).
+      const relaySettings = opts.deps.config.webhooks.relay;
+      if (!running && queues.includes('webhooks') && relaySettings.enabled) {
+        relay = runWebhookRelay({ ...opts.deps, logger: opts.deps.logger ?? opts.logger }, { ...defaultRelayPace, pollMs: relaySettings.pollMs });
+      }
       running ??= Promise.all(workers.map((w) => w.run())).then(() => undefined);
       return running;
     },
@@ -132,6 +139,7 @@ export async function createWorkers(opts: WorkerOptions): Promise<WorkerSet> {
       await starter?.stop();
       await c2bHandoff?.stop();
       await statistics?.stop();
+      await relay?.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running;
     },

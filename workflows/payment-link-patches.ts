@@ -36,3 +36,12 @@ export const pullEvidencePatch = 'pull-evidence';
  * Histories recorded before it replay without these upserts. Checked at every status change (`LinkRun.moveTo`).
  */
 export const uiStatePatch = 'ui-state-memo';
+
+/**
+ * A confirmation's webhook event is dispatched by the outbox relay (worker/webhook-relay.ts) the
+ * moment the confirming activity commits it, no longer by a `dispatchEvent` activity of the
+ * link's own: that activity cost a Temporal task per event (about 20 ms of the server's CPU),
+ * which capped webhooks at 280–380 deliveries a second. Histories recorded before it replay their
+ * `dispatchEvent`. Checked at each confirmation (`onConfirmed`, payment-link-payments.ts).
+ */
+export const outboxRelayPatch = 'outbox-relay';

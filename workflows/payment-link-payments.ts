@@ -1,8 +1,9 @@
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import { amountInLinkUnits, eventAfterFailure, hasPaymentInFlight, judgeConfirmed } from '../domain/link-accounting.js';
 import { searchAttributes } from '../domain/search-attributes.js';
 import type { PaymentReport } from '../domain/workflow-contract.js';
 import type { PromptOutcomes } from './mobile-money-prompts.js';
+import { outboxRelayPatch } from './payment-link-patches.js';
 import { db, type LinkRun } from './payment-link-run.js';
 
 /**
@@ -49,10 +50,9 @@ export async function onConfirmed(run: LinkRun, report: PaymentReport): Promise<
   });
   await run.moveTo(verdict.event, true);
   upsertSearchAttributes([{ key: searchAttributes.rail, value: report.rail }]);
-  await dispatch(run, eventId);
+  // The event committed with the confirmation; the outbox relay sends it. Old histories dispatched it here.
+  if (!patched(outboxRelayPatch)) await run.webhooks.dispatchEvent({ eventId });
 }
-
-const dispatch = (run: LinkRun, eventId: string) => run.webhooks.dispatchEvent({ eventId });
 
 /** A payment that will not count: a failed M-Pesa prompt, or a deposit a reorganisation dropped. */
 export async function settleFailure(run: LinkRun, key: string, state: 'failed' | 'dropped', reason: string, unanswered = false): Promise<void> {

@@ -2,6 +2,7 @@ import { ApplicationFailure, log } from '@temporalio/activity';
 import type { CommonQueryMethods } from 'slonik';
 import { findLinkDeposit, pendingLinkDeposits, type DepositEvidenceRow } from '../../db/deposit-evidence-repo.js';
 import { insertEvent } from '../../db/event-repo.js';
+import { eventOrigin } from '../webhooks/origin.js';
 import {
   markLinkConfirmed,
   moveLinkStatus,
@@ -134,6 +135,8 @@ export function createLinkActivities(deps: Pick<ActivityDeps, 'pool' | 'config' 
           dedupeKey: `${type}:${input.linkId}`,
           data,
           createdAt: input.confirmedAt,
+          // The relay sends it from another process: its attempts keep this request's correlation id and trace.
+          origin: eventOrigin(),
         });
         return { eventId: event.id };
       });

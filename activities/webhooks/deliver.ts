@@ -1,5 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
+import { Runtime } from '@temporalio/worker';
+import { activityCorrelation } from '../../temporal-client/correlation.js';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
 import { findEvent, type StoredEvent } from '../../db/event-repo.js';
@@ -44,6 +46,29 @@ export interface AttemptDeps {
  */
 export type Keyrings = Partial<Record<EndpointRow['environment'], Promise<Keyring>>>;
 
+type LogMeta = Record<string, unknown>;
+type Log = { info(m: string, meta?: LogMeta): void; warn(m: string, meta?: LogMeta): void; error(m: string, meta?: LogMeta): void };
+
+/**
+ * Where an attempt's lines go: the running activity's log (it adds the activity's correlation id
+ * and type), or outside an activity (the outbox relay) the worker runtime's own logger, where
+ * activity lines go too, with the correlation id of the event's origin (activities/webhooks/origin.ts).
+ */
+export function attemptLog(): Log {
+  const ctx = activityContext();
+  if (ctx) return ctx.log;
+  const logger = Runtime.instance().logger;
+  const withId = (meta: LogMeta = {}) => {
+    const correlationId = activityCorrelation.getStore();
+    return correlationId ? { ...meta, correlationId } : meta;
+  };
+  return {
+    info: (m, meta) => logger.info(m, withId(meta)),
+    warn: (m, meta) => logger.warn(m, withId(meta)),
+    error: (m, meta) => logger.error(m, withId(meta)),
+  };
+}
+
 /** The running activity's context, or none when the code runs outside a worker (the bench, a test harness). */
 export function activityContext(): Context | undefined {
   try {
@@ -68,7 +93,7 @@ export function createAttempts(deps: AttemptDeps) {
     } catch (err) {
       if (!(err instanceof CredentialCryptoError || err instanceof EncryptionKeyRequiredError)) throw err;
       // Loud, never a guess: nothing is signed, the delivery log shows a failed attempt, the worker log says why.
-      activityContext()?.log.error('webhook not sent: the signing secret is unusable', {
+      attemptLog().error('webhook not sent: the signing secret is unusable', {
         endpointId: endpoint.id, storeId: endpoint.store_id, eventId: event.id, error: err.message,
       });
       return { status: null, body: null, latencyMs: 0, error: unusableSecret(err), location: null };
@@ -118,10 +143,13 @@ export function createAttempts(deps: AttemptDeps) {
     return { input, result: await send(endpoint, event, startedAt, keyrings, false), startedAt };
   }
 
-  /** Logs attempts sent by `sendOnly` in one statement and settles each, in their order. */
-  async function concludeAll(sent: readonly SentAttempt[]): Promise<DeliverAttemptResult[]> {
+  /**
+   * Logs attempts sent by `sendOnly` in one statement and settles each, in their order; `under`
+   * runs each one's conclusion in its event's context (the relay: activities/webhooks/origin.ts).
+   */
+  async function concludeAll(sent: readonly SentAttempt[], under: (s: SentAttempt, work: () => Promise<DeliverAttemptResult>) => Promise<DeliverAttemptResult> = (_, work) => work()): Promise<DeliverAttemptResult[]> {
     const rows = await recordAttempts(pool, sent);
-    return Promise.all(sent.map((s, i) => conclude(s, rows[i]!)));
+    return Promise.all(sent.map((s, i) => under(s, () => conclude(s, rows[i]!))));
   }
 
   /** What follows a logged attempt: the worker log, the webhook rules, the counters. */
@@ -130,7 +158,7 @@ export function createAttempts(deps: AttemptDeps) {
       deps.metrics?.webhookAttempt('endpoint_unavailable');
       return { outcome: 'endpoint_unavailable', deliveryId: input.deliveryId, responseStatus: r.status };
     }
-    activityContext()?.log.info('webhook attempt', {
+    attemptLog().info('webhook attempt', {
       eventId: input.eventId, endpointId: input.endpointId, deliveryId: row.id, attempt: row.attempt, status: r.status, latencyMs: r.latencyMs,
     });
     // Counted where it was sent and logged: a retry that finds the logged attempt does not count it again.

@@ -2,22 +2,16 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
-import { findEvent, type StoredEvent } from '../../db/event-repo.js';
-import {
-  findDeliveriesByIds,
-  markEventDispatched,
-  matchingEndpoints,
-  undispatchedEventIds,
-  type DeliveryRow,
-  type EndpointRow,
-} from '../../db/webhook-repo.js';
+import { claimEvent, claimEvents, releaseEventClaims, type StoredEvent } from '../../db/event-repo.js';
+import { findDeliveriesByIds, markEventsDispatched, matchingEndpointsOf, type DeliveryRow, type EndpointRow } from '../../db/webhook-repo.js';
 import { inParallel } from '../../rails/chain/reads.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
-import { fanOutConcurrency, inlineBudget } from '../../services/webhooks/fan-out.js';
+import { claimLeaseSeconds, fanOutConcurrency, inlineBudget, perEndpointConcurrency } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
-import { activityContext, createAttempts, type AttemptOutcome, type Keyrings, type SentAttempt } from './deliver.js';
+import { underOrigin } from './origin.js';
+import { activityContext, attemptLog, createAttempts, type AttemptOutcome, type Keyrings, type SentAttempt } from './deliver.js';
 
 /** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
@@ -30,7 +24,7 @@ function startDelivery(deps: Deps, event: { id: string; storeId: string; environ
 }
 
 export interface DispatchResult {
-  /** Endpoints the event goes to. */
+  /** Endpoints the event goes to (0 when another dispatcher holds the event's claim: it fans it out). */
   endpoints: number;
   /** First attempts this call sent and logged. */
   sent: number;
@@ -38,9 +32,33 @@ export interface DispatchResult {
   retrying: number;
 }
 
-export function createDispatchActivities(deps: Deps) {
+/** One event to one endpoint within a fan-out. */
+interface Pair {
+  event: StoredEvent;
+  endpoint: EndpointRow;
+}
+
+/** Groups a fan-out's pairs by endpoint, in their first appearance's order. */
+function byEndpoint(pairs: readonly Pair[]): Pair[][] {
+  const groups = new Map<string, Pair[]>();
+  for (const p of pairs) {
+    const g = groups.get(p.endpoint.id);
+    if (g) g.push(p);
+    else groups.set(p.endpoint.id, [p]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The webhook fan-out of claimed events (activities/webhooks/relay.ts and the dispatch activities
+ * below run it): every endpoint each event goes to gets its first attempt, sent inline when
+ * `inline` and in time, and only an endpoint that did not take it gets a delivery workflow (the
+ * retry schedule). The reads and writes are one statement each for the whole batch, whatever its
+ * number of events: endpoints, logged attempts, the log of the attempts sent, the dispatch marks.
+ */
+export function createFanOut(deps: Deps) {
   // An endpoint disabled during a first attempt is announced to the others by this same fan-out.
-  const { sendOnly, concludeAll, settle } = createAttempts({ ...deps, announce: (eventId) => fanOut(eventId, false) });
+  const { sendOnly, concludeAll, settle } = createAttempts({ ...deps, announce: (eventId) => dispatchById(eventId, false) });
   let sweeperEnsured: Promise<void> | undefined;
 
   /**
@@ -49,14 +67,14 @@ export function createDispatchActivities(deps: Deps) {
    * outcome settled from the log when an earlier try of this dispatch logged it (never sent
    * again); or left to the delivery workflow.
    */
-  async function firstAttempt(event: StoredEvent, endpoint: EndpointRow, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings) {
+  async function firstAttempt({ event, endpoint }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings) {
     if (logged) return { settled: (await settle(logged)).outcome };
     if (!inline) return { settled: 'not_attempted' as const };
     try {
       return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings) };
     } catch (err) {
       // Not even sent (the keyring unreadable, say): the workflow's first attempt (same id) makes it.
-      activityContext()?.log.warn('inline webhook attempt failed; its delivery workflow takes over', {
+      attemptLog().warn('inline webhook attempt failed; its delivery workflow takes over', {
         eventId: event.id, endpointId: endpoint.id, error: err instanceof Error ? err.message : String(err),
       });
       return { settled: 'not_attempted' as const };
@@ -64,69 +82,114 @@ export function createDispatchActivities(deps: Deps) {
   }
 
   /** Logs the inline attempts in one statement; if that fails (the database went away), their delivery workflows (same ids) settle them. */
-  async function logSent(event: StoredEvent, sent: readonly SentAttempt[]): Promise<Array<AttemptOutcome | 'not_attempted'>> {
+  async function logSent(sent: readonly SentAttempt[], under: Parameters<typeof concludeAll>[1]): Promise<Array<AttemptOutcome | 'not_attempted'>> {
+    if (sent.length === 0) return [];
     try {
-      return (await concludeAll(sent)).map((r) => r.outcome);
+      return (await concludeAll(sent, under)).map((r) => r.outcome);
     } catch (err) {
-      activityContext()?.log.warn('inline webhook attempts not logged; their delivery workflows take over', {
-        eventId: event.id, attempts: sent.length, error: err instanceof Error ? err.message : String(err),
+      attemptLog().warn('inline webhook attempts not logged; their delivery workflows take over', {
+        attempts: sent.length, error: err instanceof Error ? err.message : String(err),
       });
       return sent.map(() => 'not_attempted' as const);
     }
   }
 
-  async function fanOut(eventId: string, inline: boolean): Promise<DispatchResult> {
-    // Once per worker process: the first dispatch also makes sure the safety net runs.
+  /**
+   * Fans claimed events out and marks them dispatched; answers per event, in their order. Safe to
+   * run again on the same events: logged attempts are settled from the log, not resent.
+   */
+  async function fanOutEvents(events: readonly StoredEvent[], inline: boolean): Promise<DispatchResult[]> {
+    // Once per process: the first dispatch also makes sure the safety net runs.
     sweeperEnsured ??= ensureWebhookSweeper(deps).catch(() => {
       sweeperEnsured = undefined;
     });
-    // Heartbeats let Temporal retry the dispatch within seconds if this worker dies mid-fan-out
+    // Heartbeats let Temporal retry a dispatch activity within seconds if this worker dies mid-fan-out
     // (from the start: its reads may wait for a pool connection under load).
     const ctx = activityContext();
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+    // Outside an activity (the relay), each event's work runs in the context of the activity that wrote it.
+    const originOf = new Map(events.map((e) => [e.id, e.origin]));
+    const under = <T>(eventId: string, work: () => Promise<T>) => (ctx ? work() : underOrigin(originOf.get(eventId), work));
     try {
-      const event = await findEvent(deps.pool, eventId);
-      // The caller commits the event before dispatching; a missing one is retried, not dropped.
-      if (!event) throw new Error(`event ${eventId} is not in the outbox (yet)`);
-      const endpoints = await matchingEndpoints(deps.pool, event);
-      const logged = new Map((await findDeliveriesByIds(deps.pool, endpoints.map((e) => firstDeliveryId(event.id, e.id)))).map((d) => [d.endpoint_id, d]));
+      const ids = events.map((e) => e.id);
+      const endpointsOf = await matchingEndpointsOf(deps.pool, ids);
+      const pairs = events.flatMap((event) => (endpointsOf.get(event.id) ?? []).map((endpoint) => ({ event, endpoint })));
+      const logged = new Map((await findDeliveriesByIds(deps.pool, pairs.map((p) => firstDeliveryId(p.event.id, p.endpoint.id)))).map((d) => [d.id, d]));
       const inTime = inlineBudget(performance.now());
       const keyrings: Keyrings = {};
-      const firsts = await inParallel(endpoints, fanOutConcurrency, (endpoint) =>
-        firstAttempt(event, endpoint, logged.get(endpoint.id), inline && inTime(performance.now()), keyrings));
-      const sent = firsts.flatMap((f) => (f.sent ? [f.sent] : []));
-      const sentOutcomes = await logSent(event, sent);
+      // A slow endpoint holds at most `perEndpointConcurrency` of the fan-out's requests: the others' go on.
+      const firsts = new Map<Pair, Awaited<ReturnType<typeof firstAttempt>>>();
+      await inParallel(byEndpoint(pairs), fanOutConcurrency, (group) => inParallel(group, perEndpointConcurrency, async (p) => {
+        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && inTime(performance.now()), keyrings)));
+      }));
+      const ordered = pairs.map((p) => firsts.get(p)!);
+      const sent = ordered.flatMap((f) => (f.sent ? [f.sent] : []));
+      const sentOutcomes = await logSent(sent, (s, work) => under(s.input.eventId, work));
       let next = 0;
-      const outcomes = firsts.map((f) => f.settled ?? sentOutcomes[next++]!);
+      const outcomes = ordered.map((f) => f.settled ?? sentOutcomes[next++]!);
       // Only an endpoint that did not take its first attempt gets a delivery workflow (the retry schedule).
-      const unsettled = endpoints.filter((_, i) => outcomes[i] === 'failed' || outcomes[i] === 'not_attempted');
-      const retrying = await inParallel(unsettled, fanOutConcurrency, (endpoint) => startDelivery(deps, event, endpoint.id));
-      await markEventDispatched(deps.pool, event.id);
-      return { endpoints: endpoints.length, sent: sentOutcomes.filter((o) => o !== 'not_attempted').length, retrying: retrying.filter(Boolean).length };
+      const unsettled = pairs.filter((_, i) => outcomes[i] === 'failed' || outcomes[i] === 'not_attempted');
+      const started = await inParallel(unsettled, fanOutConcurrency, (p) => under(p.event.id, () => startDelivery(deps, p.event, p.endpoint.id)));
+      await markEventsDispatched(deps.pool, ids);
+      return events.map((event) => {
+        const mine = (i: number) => pairs[i]!.event === event;
+        return {
+          endpoints: endpointsOf.get(event.id)?.length ?? 0,
+          sent: ordered.filter((f, i) => mine(i) && f.sent !== undefined && outcomes[i] !== 'not_attempted').length,
+          retrying: unsettled.filter((p, i) => p.event === event && started[i]).length,
+        };
+      });
     } finally {
       if (beat) clearInterval(beat);
     }
   }
 
+  /**
+   * Claims one event and fans it out. While another dispatcher holds its claim (the outbox relay
+   * took it first) this answers at once, with no endpoints: that dispatcher sends it. A fan-out that
+   * fails gives its claim back, so the activity's retry (or the relay) takes the event at once.
+   */
+  async function dispatchById(eventId: string, inline: boolean): Promise<DispatchResult> {
+    const claim = await claimEvent(deps.pool, eventId, claimLeaseSeconds);
+    // The caller commits the event before dispatching; a missing one is retried, not dropped.
+    if (claim.status === 'missing') throw new Error(`event ${eventId} is not in the outbox (yet)`);
+    if (claim.status !== 'claimed') return { endpoints: 0, sent: 0, retrying: 0 };
+    try {
+      return (await fanOutEvents([claim.event], inline))[0]!;
+    } catch (err) {
+      await releaseEventClaims(deps.pool, [eventId]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return { fanOutEvents, dispatchById };
+}
+
+export function createDispatchActivities(deps: Deps) {
+  const { fanOutEvents, dispatchById } = createFanOut(deps);
   return {
     /**
      * Fans one outbox event out to every matching endpoint: the first attempt of each is made
      * right here, and only an endpoint that did not take it gets a delivery workflow (the retry
      * schedule). Then marks the event dispatched. Safe to run again: logged attempts are not resent.
+     * Payment links written before the outbox relay still call it from their histories.
      */
-    dispatchEvent: (input: { eventId: string }) => fanOut(input.eventId, true),
+    dispatchEvent: (input: { eventId: string }) => dispatchById(input.eventId, true),
 
     /**
      * The same fan-out with every first attempt left to a delivery workflow: for callers that
-     * must not wait on merchants' endpoints (the chain scan, the outbox sweep).
+     * must not wait on merchants' endpoints (the chain scan, an endpoint notice).
      */
-    dispatchEventToWorkflows: (input: { eventId: string }) => fanOut(input.eventId, false),
+    dispatchEventToWorkflows: (input: { eventId: string }) => dispatchById(input.eventId, false),
 
-    /** The safety net: dispatches events committed over a minute ago whose dispatch never ran. */
+    /**
+     * The safety net: claims events written over a minute ago that no dispatcher finished and
+     * none holds now, and leaves their first attempts to delivery workflows.
+     */
     async sweepOutbox(): Promise<{ dispatched: number }> {
-      const ids = await undispatchedEventIds(deps.pool, sweepAfterSeconds, 100);
-      for (const eventId of ids) await fanOut(eventId, false);
-      return { dispatched: ids.length };
+      const events = await claimEvents(deps.pool, { limit: 100, leaseSeconds: claimLeaseSeconds, olderThanSeconds: sweepAfterSeconds });
+      for (let i = 0; i < events.length; i += 20) await fanOutEvents(events.slice(i, i + 20), false);
+      return { dispatched: events.length };
     },
   };
 }

@@ -21,3 +21,13 @@ export function inlineBudget(startMs: number, budgetMs: number = inlineBudgetMs)
   const until = startMs + budgetMs;
   return (nowMs) => nowMs < until;
 }
+
+/** Requests one endpoint may hold at once within a fan-out: a slow endpoint does not take every slot. */
+export const perEndpointConcurrency = 4;
+
+/**
+ * How long a dispatcher's claim on an event lasts (db/event-repo.ts, claimEvents). Longer than a
+ * fan-out can take (the inline budget plus an attempt's 10 s), so no claim lapses while its
+ * dispatcher still works; a dispatcher that died holds its events this long at most.
+ */
+export const claimLeaseSeconds = 60;

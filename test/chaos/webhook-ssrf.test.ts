@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CreatedStore } from '../../db/store-repo.js';
 import { TestDnsServer } from '../helpers/webhook-dns.js';
-import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
+import { encryptionEnv, eventually, loopbackWebhooks, webhookHarness, suiteDispatches } from '../helpers/webhook-harness.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { registerSecrets, writeReport } from './harness/report.js';
 import { countTemporalWrites, errorBodyProblem, send, startHostileStack, TableFingerprint, type HostileStack } from './hostile/common.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   dns = await TestDnsServer.start();
   receiver = await WebhookReceiver.start();
   target = await WebhookReceiver.start();
-  h = await startHostileStack(scenario, { WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...env });
+  h = await startHostileStack(scenario, { WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...suiteDispatches, ...env });
   store = await h.stack.createStore('SSRF');
   secrets.push({ kind: 'secret API key', value: store.keys.test.secretKey }, { kind: 'secret API key', value: store.keys.live.secretKey });
   fp = await TableFingerprint.open(h.stack.config.databaseUrl!);

@@ -28,6 +28,13 @@ export function encryptionEnv(...keys: EncryptionKey[]): { ENCRYPTION_KEY: strin
  */
 export const loopbackWebhooks = { WEBHOOK_TEST_ALLOWED_NETWORKS: 'loopback' } as const;
 
+/**
+ * For suites that dispatch the events they write themselves (`emit`, the dispatch activities) and
+ * count what each call sent: the stack's workers run no outbox relay, which would otherwise race
+ * them for every event (worker/webhook-relay.ts; test/integration/webhook-relay.test.ts tests it).
+ */
+export const suiteDispatches = { WEBHOOK_RELAY: 'off' } as const;
+
 /** A stack, a webhook receiver and a test DNS server, as the webhook suites stand them up. */
 export interface WebhookStack {
   stack: Stack;
@@ -42,7 +49,7 @@ export interface WebhookStack {
  */
 export async function startWebhookStack(): Promise<WebhookStack> {
   const dns = await TestDnsServer.start();
-  const stack = await startStack({ WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...encryptionEnv() });
+  const stack = await startStack({ WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: dns.server, ...loopbackWebhooks, ...suiteDispatches, ...encryptionEnv() });
   const receiver = await WebhookReceiver.start();
   return { stack, receiver, dns };
 }

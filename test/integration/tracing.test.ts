@@ -87,11 +87,12 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT unset', () => {
 
     const webhook = await webhookFor(receiver);
     expect(webhook.headers.traceparent).toBeUndefined();
-    // The workflow's memo (the Temporal UI shows it) and the worker's log line of the attempt carry it.
+    // The workflow's memo (the Temporal UI shows it) and the worker's log line of the attempt carry it
+    // (the outbox relay sends it, outside any activity, with the correlation id of the activity that wrote the event).
     const described = await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(created.body.id)).describe();
     expect(await described.memo).toMatchObject({ correlationId, status: 'CONFIRMED' });
     const attempt = workerLogs.find((l) => l.message === 'webhook attempt' && l.meta?.eventId === JSON.parse(webhook.body).id);
-    expect(attempt?.meta).toMatchObject({ correlationId, activityType: 'dispatchEvent' });
+    expect(attempt?.meta).toMatchObject({ correlationId });
   });
 });
 
@@ -153,7 +154,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(spans.filter((s) => s.parentSpanId !== undefined && !byId.has(s.parentSpanId)).map((s) => s.name)).toEqual([]);
     const chain: string[] = [];
     for (let s: ReceivedSpan | undefined = post; s; s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined) chain.unshift(s.name);
-    expect(chain).toEqual(['POST /v1/payment-links', 'StartWorkflow:paymentLink', 'RunWorkflow:paymentLink', 'StartActivity:dispatchEvent', 'RunActivity:dispatchEvent', 'POST']);
+    expect(chain).toEqual(['POST /v1/payment-links', 'StartWorkflow:paymentLink', 'RunWorkflow:paymentLink', 'StartActivity:confirmLink', 'RunActivity:confirmLink', 'POST']);
     const root = roots[0]!;
     expect(root).toMatchObject({ kind: 2, service: 'malipo', attributes: { 'http.request.method': 'POST', 'http.route': '/v1/payment-links', 'http.response.status_code': 201 } });
     // The workflow's other activities are in the trace too, each span tagged with the correlation id.

@@ -10,7 +10,7 @@ import { credentialKeyId, decryptCredential, generateKey, keyringOf } from '../.
 import { generateWebhookSecret } from '../../domain/webhooks/signing.js';
 import { loadConfig } from '../../config/config.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { attemptWithLog, encryptionEnv, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
+import { attemptWithLog, encryptionEnv, loopbackWebhooks, webhookHarness, suiteDispatches } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const keyA = generateKey('keyA');
@@ -19,7 +19,7 @@ const keyB = generateKey('keyB');
 let stack: Stack;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
-  stack = await startStack({ ...loopbackWebhooks, ...encryptionEnv(keyA) });
+  stack = await startStack({ ...loopbackWebhooks, ...suiteDispatches, ...encryptionEnv(keyA) });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {

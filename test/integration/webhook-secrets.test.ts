@@ -14,7 +14,7 @@ import { CredentialCryptoError, credentialKeyId, decryptCredential, generateKey,
 import { loadConfig } from '../../config/config.js';
 import { httpCall } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { attemptWithLog, encryptionEnv, eventually, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
+import { attemptWithLog, encryptionEnv, eventually, loopbackWebhooks, webhookHarness, suiteDispatches } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // The whole Standard Webhooks schedule (about three days) shrunk to about five seconds.
@@ -25,7 +25,7 @@ let stack: Stack;
 let receiver: WebhookReceiver;
 const dirs: string[] = [];
 beforeAll(async () => {
-  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, ...loopbackWebhooks, ...encryptionEnv(keyA) });
+  stack = await startStack({ WEBHOOK_RETRY_SCALE: retryScale, ...loopbackWebhooks, ...suiteDispatches, ...encryptionEnv(keyA) });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { createWebhookActivities } from '../../activities/webhooks/index.js';
 import { insertEvent } from '../../db/event-repo.js';
 import { createWorkers } from '../../worker/worker.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { encryptionEnv, loopbackWebhooks } from '../helpers/webhook-harness.js';
+import { encryptionEnv, loopbackWebhooks, suiteDispatches } from '../helpers/webhook-harness.js';
 import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { sharedWorkflowBundle } from '../helpers/workflow-bundle.js';
 
@@ -16,7 +16,7 @@ let child: ChildProcess | undefined;
 // One key for the test's workers and the spawned worker process: both decrypt the secrets (and may reach the loopback receiver).
 const encryption = { ...loopbackWebhooks, ...encryptionEnv() };
 beforeAll(async () => {
-  stack = await startStack(encryption);
+  stack = await startStack({ ...encryption, ...suiteDispatches });
   receiver = await WebhookReceiver.start();
 });
 afterAll(async () => {

@@ -102,7 +102,7 @@ describe('webhook settings', () => {
   const cluster = { DATABASE_URL: 'postgres://db/malipo', TEMPORAL_ADDRESS: 'temporal:7233' };
 
   it('defaults to the real schedule, the system resolvers and no private test targets', () => {
-    expect(loadConfig(cluster).webhooks).toEqual({ retryScale: 1, dnsServers: [], testAllowedNetworks: [] });
+    expect(loadConfig(cluster).webhooks).toEqual({ retryScale: 1, dnsServers: [], testAllowedNetworks: [], relay: { enabled: true, pollMs: 100 } });
   });
 
   it('lets test webhooks reach loopback by default only in the embedded one-command setup', () => {
@@ -129,7 +129,7 @@ describe('webhook settings', () => {
 
   it('reads WEBHOOK_RETRY_SCALE and WEBHOOK_DNS_SERVERS', () => {
     const c = loadConfig({ ...cluster, WEBHOOK_RETRY_SCALE: '0.00002', WEBHOOK_DNS_SERVERS: '127.0.0.1:5353, 1.1.1.1' });
-    expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'], testAllowedNetworks: [] });
+    expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'], testAllowedNetworks: [], relay: { enabled: true, pollMs: 100 } });
   });
 
   it.each(['0', '-1', '2', 'fast'])('refuses WEBHOOK_RETRY_SCALE=%s', (value) => {

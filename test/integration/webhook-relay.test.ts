@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { createOutboxRelay } from '../../activities/webhooks/relay.js';
+import { createWebhookActivities } from '../../activities/webhooks/index.js';
+import { claimEvent, insertEvent } from '../../db/event-repo.js';
+import { openPool } from '../../db/pool.js';
+import type { CreatedStore } from '../../db/store-repo.js';
+import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
+import { firstDeliveryId } from '../../services/webhooks/attempts.js';
+import { runWebhookRelay } from '../../worker/webhook-relay.js';
+import { connectAllRails } from '../helpers/fixtures.js';
+import { StatementCounter } from '../helpers/pg-statement-counter.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { eventually } from '../helpers/wait.js';
+import { encryptionEnv, linkData, loopbackWebhooks, webhookHarness } from '../helpers/webhook-harness.js';
+import { verifyWebhook, WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+// The outbox relay (worker/webhook-relay.ts) runs in the stack's workers, as in a deployment: an
+// event is sent because it was committed, with no dispatch call from whoever wrote it.
+let stack: Stack;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  stack = await startStack({ WEBHOOK_RETRY_SCALE: '0.00002', ...loopbackWebhooks, ...encryptionEnv() });
+  receiver = await WebhookReceiver.start();
+});
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.down();
+});
+
+const { endpoint, deliveries } = webhookHarness(() => ({ stack, receiver }));
+
+/** Writes an event to the outbox as a confirming activity does, and nothing else. */
+const write = (store: CreatedStore, ref = 'order-1') =>
+  insertEvent(stack.pool, {
+    storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `relay-test:${Math.random()}`, data: linkData(ref), createdAt: new Date().toISOString(),
+  });
+
+const dispatchedAt = (id: string) =>
+  stack.pool.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT dispatched_at AS d FROM events WHERE id = ${id}`);
+
+/** Webhook ids the receiver got on a path, each with how many times. */
+function countsByWebhookId(path: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of receiver.requestsTo(path)) {
+    const id = String(r.headers['webhook-id']);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe('the outbox relay', () => {
+  it('sends an event its writer never dispatched, once, inline (no delivery workflow), and marks it dispatched', async () => {
+    const store = await stack.createStore();
+    const ep = await endpoint(store, '/relay/one');
+    const event = await write(store);
+    await receiver.waitFor(() => receiver.requestsTo('/relay/one').length === 1, 'the relayed webhook', 10_000);
+    const [req] = receiver.requestsTo('/relay/one');
+    expect(verifyWebhook(ep.secret, req!)).toMatchObject({ id: event.id, type: 'payment_link.confirmed', data: linkData('order-1') });
+    const log = await eventually(async () => {
+      const d = await deliveries(store, ep.id);
+      return d.length === 1 && (await dispatchedAt(event.id)) ? d : undefined;
+    }, 'the delivery log and the dispatch mark');
+    expect(log.map((d) => [d.id, d.attempt, d.status])).toEqual([[firstDeliveryId(event.id, ep.id), 1, 'succeeded']]);
+    // Taken inline: no retry schedule was started for it.
+    await expect(stack.temporal.workflow.getHandle(`webhook-delivery/${event.id}/${ep.id}`).describe()).rejects.toThrow(WorkflowNotFoundError);
+    expect(receiver.requestsTo('/relay/one')).toHaveLength(1);
+  });
+
+  it('sends a paid link\'s payment_link.confirmed without a dispatch activity in the link\'s history', async () => {
+    const store = await stack.createStore();
+    await connectAllRails(stack, store.clientId, 'test');
+    const key = store.keys.test.secretKey;
+    const ep = await endpoint(store, '/relay/link');
+    const link = await stack.request({ method: 'POST', url: '/v1/payment-links', key, payload: { usdtAmount: '3', enabledRails: ['USDT_BSC'], merchantRef: 'relay-link' } });
+    expect(link.status).toBe(201);
+    const paid = await stack.request({ method: 'POST', url: `/v1/payment-links/${link.body.id}/simulate-payment`, key, payload: { rail: 'USDT_BSC' } });
+    expect(paid.body.status).toBe('CONFIRMED');
+    await receiver.waitFor(() => receiver.requestsTo('/relay/link').length === 1, 'payment_link.confirmed', 10_000);
+    expect(verifyWebhook(ep.secret, receiver.requestsTo('/relay/link')[0]!)).toMatchObject({ type: 'payment_link.confirmed', data: { id: link.body.id, status: 'CONFIRMED' } });
+    const history = (await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(link.body.id)).fetchHistory()).events ?? [];
+    const activities = history.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
+    expect(activities).toContain('confirmLink');
+    expect(activities).not.toContain('dispatchEvent');
+  });
+
+  it('sends each of 120 events to each of 3 endpoints exactly once while a second relay and direct dispatches race for them', async () => {
+    const store = await stack.createStore();
+    const eps = [await endpoint(store, '/relay/many/0'), await endpoint(store, '/relay/many/1'), await endpoint(store, '/relay/many/2')];
+    // A second process's relay, on its own pool, beside the stack's.
+    const pool = await openPool(stack.config.databaseUrl!, 4, { preparedStatements: true });
+    const second = runWebhookRelay({ pool, temporal: stack.temporal, config: stack.config }, { pollMs: 20, batch: 7, maxInFlight: 21, errorPauseMs: 100 });
+    const activities = createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config });
+    try {
+      const events = await Promise.all(Array.from({ length: 120 }, (_, i) => write(store, `many-${i}`)));
+      // Every fourth writer also dispatches its event itself, as the chain scan does.
+      const direct = await Promise.all(events.filter((_, i) => i % 4 === 0).map((e) => activities.dispatchEvent({ eventId: e.id })));
+      await receiver.waitFor(() => eps.every((_, i) => receiver.requestsTo(`/relay/many/${i}`).length >= 120), '360 deliveries', 60_000);
+      await eventually(async () => {
+        const left = await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          SELECT count(*)::int AS n FROM events WHERE id = ANY(${sql.array(events.map((e) => e.id), 'text')}) AND dispatched_at IS NULL`);
+        return left === 0 || undefined;
+      }, 'every event marked dispatched');
+      for (let i = 0; i < eps.length; i++) {
+        const counts = countsByWebhookId(`/relay/many/${i}`);
+        expect(counts.size).toBe(120);
+        expect([...counts.values()].every((n) => n === 1)).toBe(true);
+        expect(new Set(counts.keys())).toEqual(new Set(events.map((e) => e.id)));
+      }
+      const rows = await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = ANY(${sql.array(events.map((e) => e.id), 'text')})`);
+      expect(rows).toBe(360);
+      // A direct dispatch that found the event claimed answered no endpoints; one that claimed it first
+      // sent to all three; one that came after the relay finished settled the relay's logged attempts.
+      for (const r of direct) {
+        expect(r.retrying).toBe(0);
+        expect(r.endpoints === 0 ? [r.sent] : [r.endpoints, [0, 3].includes(r.sent)]).toEqual(r.endpoints === 0 ? [0] : [3, true]);
+      }
+    } finally {
+      await second.stop();
+      await pool.end();
+    }
+  });
+
+  it('leaves an event another dispatcher holds alone until its claim lapses, then sends it once', async () => {
+    const store = await stack.createStore();
+    await endpoint(store, '/relay/held');
+    // A dispatcher that claimed the event and died: its claim lasts an hour. Written and claimed in
+    // one transaction, so the relay never sees it unclaimed.
+    const { held, claim } = await stack.pool.transaction(async (tx) => {
+      const e = await insertEvent(tx, {
+        storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `relay-test:${Math.random()}`, data: linkData('held'), createdAt: new Date().toISOString(),
+      });
+      return { held: e, claim: await claimEvent(tx, e.id, 3600) };
+    });
+    expect(claim.status).toBe('claimed');
+    // The relay keeps running meanwhile: a later event is sent, the held one is not.
+    const later = await write(store, 'later');
+    await receiver.waitFor(() => countsByWebhookId('/relay/held').has(later.id), 'the later event', 10_000);
+    expect(countsByWebhookId('/relay/held').has(held.id)).toBe(false);
+    const direct = await createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config }).dispatchEvent({ eventId: held.id });
+    expect(direct).toEqual({ endpoints: 0, sent: 0, retrying: 0 });
+    expect(await dispatchedAt(held.id)).toBeNull();
+    // The claim lapses (its holder never came back).
+    await stack.pool.query(sql.unsafe`UPDATE events SET dispatch_claimed_until = now() - interval '1 second' WHERE id = ${held.id}`);
+    await receiver.waitFor(() => countsByWebhookId('/relay/held').has(held.id), 'the held event', 10_000);
+    await eventually(async () => (await dispatchedAt(held.id)) ?? undefined, 'the held event marked dispatched');
+    expect(countsByWebhookId('/relay/held').get(held.id)).toBe(1);
+  });
+
+  it('marks an event no endpoint subscribes to dispatched, sending nothing', async () => {
+    const store = await stack.createStore();
+    await endpoint(store, '/relay/transfers-only', { enabledEvents: ['transfer.confirmed'] });
+    const event = await write(store);
+    await eventually(async () => (await dispatchedAt(event.id)) ?? undefined, 'the dispatch mark');
+    expect(receiver.requestsTo('/relay/transfers-only')).toHaveLength(0);
+  });
+});
+
+describe('a relay batch', () => {
+  it('takes the same five statements for thirty events to two endpoints as for one: claim, endpoints, logged attempts, one log INSERT, the marks', async () => {
+    // A stack without a relay of its own, so that the counted relay is the only one claiming.
+    const quiet = await startStack({ WEBHOOK_RELAY: 'off', ...loopbackWebhooks, ...encryptionEnv() });
+    const counter = await StatementCounter.start();
+    const pool = await openPool(counter.urlFor(quiet.config.databaseUrl!), 4, { preparedStatements: true });
+    try {
+      const store = await quiet.createStore();
+      const key = store.keys.test.secretKey;
+      for (const path of ['/batch/a', '/batch/b']) {
+        expect((await quiet.request({ method: 'POST', url: '/v1/webhook-endpoints', key, payload: { url: receiver.url(path) } })).status).toBe(201);
+      }
+      const relay = createOutboxRelay({ pool, temporal: quiet.temporal, config: quiet.config });
+      const counted = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          await insertEvent(quiet.pool, { storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `batch:${n}:${i}`, data: linkData(`b-${i}`), createdAt: new Date().toISOString() });
+        }
+        let results: Awaited<ReturnType<typeof relay.fanOut>> = [];
+        const statements = await counter.during(async () => {
+          results = await relay.fanOut(await relay.claim(50));
+        });
+        expect(results).toHaveLength(n);
+        for (const r of results) expect(r).toEqual({ endpoints: 2, sent: 2, retrying: 0 });
+        return statements.filter((q) => /\b(events|webhook_endpoints|webhook_deliveries)\b/.test(q));
+      };
+      const one = await counted(1);
+      const thirty = await counted(30);
+      // Claim (which returns the events), their endpoints, the first attempts already logged, one INSERT, the marks; a settle reads nothing more.
+      expect(one).toHaveLength(5);
+      expect(thirty).toHaveLength(5);
+      expect(thirty.filter((q) => /INSERT INTO webhook_deliveries/.test(q))).toHaveLength(1);
+      expect(receiver.requestsTo('/batch/a')).toHaveLength(31);
+      expect(receiver.requestsTo('/batch/b')).toHaveLength(31);
+    } finally {
+      await pool.end();
+      await counter.close();
+      await quiet.stop();
+    }
+  });
+});
