@@ -159,8 +159,8 @@ Notes:
   before the next round (\`allStartedAfterMs\`), so no start spills into a bare round. \`api\` drives the app from the bench process, which also
   runs the stack's workers, so its event-loop figures are upper bounds. \`webhooks\` runs in its own
   process with its own Temporal server (the embedded default's SQLite file); its throughput row
-  hands each event to \`dispatchEvent\` through Temporal as the payment-link workflow does, and the
-  fan-out called in process is a separate row.
+  commits the events to the outbox and lets the workers' relay send them, as in production (no
+  Temporal task per event), and the fan-out called in process is a separate row.
 - Event-loop delay: \`monitorEventLoopDelay({ resolution: 10 })\` in the serving process, enabled
   only while the measured load runs; p99 and max as \`percentile(99) / 1e6\` and \`max / 1e6\` ms.
   Node 20 records the whole interval between samples, so an idle loop reads about 10–13 ms (the

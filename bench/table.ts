@@ -87,17 +87,17 @@ export function tableRows(r: Results): Row[] {
     }
   }
   if (r.webhooks) {
-    const { throughput: t, inProcess: p, baseline: b, confirmationToFirstAttempt: c, dispatchToFirstAttempt: d } = r.webhooks;
+    const { throughput: t, inProcess: p, baseline: b, confirmationToFirstAttempt: c, commitToFirstAttempt: d } = r.webhooks;
     const cpu = (x: { nodeMsPerDelivery: number; temporalMsPerDelivery: number }) => `CPU per delivery: ${x.nodeMsPerDelivery} ms Node, ${x.temporalMsPerDelivery} ms Temporal`;
     rows.push({
-      measure: `signed webhook deliveries to a local receiver through Temporal's handover (a workflow's \`dispatchEvent\` on the webhooks queue), ${t.endpoints} endpoints × ${t.events} events (\`webhooks\`)`,
+      measure: `signed webhook deliveries to a local receiver, events committed to the outbox and sent by the workers' relay (as in production), ${t.endpoints} endpoints × ${t.events} events (\`webhooks\`)`,
       app: `${n(t.deliveriesPerSecond)} deliveries/s, all ${n(t.deliveries)} logged 2xx; ${cpu(t)}`,
       baseline: `one workflow per delivery (the previous design), same server: ${n(b.workflowsPerSecond)}/s`,
       ratio: ratio(r.webhooks.ratio), target: '≥ 2,000/s', eventLoop: '—', verdict: verdict(t.deliveriesPerSecond >= 2000),
     });
     if (p) {
       rows.push({
-        measure: `the same fan-out called in process, no Temporal on the path (\`webhooks\`)`,
+        measure: `the same fan-out called in process on events claimed ahead, no relay (\`webhooks\`)`,
         app: `${n(p.deliveriesPerSecond)} deliveries/s; ${cpu(p)}`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
       });
     }
@@ -107,7 +107,7 @@ export function tableRows(r: Results): Row[] {
       ratio: '—', target: 'p99 < 1,000 ms', eventLoop: '—', verdict: verdict(c.p99Ms < 1000),
     });
     rows.push({
-      measure: `event dispatched → first webhook attempt arrives, ${d.events} events (\`webhooks\`)`,
+      measure: `event committed → first webhook attempt arrives (the relay polls every ${d.relayPollMs} ms), ${d.events} events (\`webhooks\`)`,
       app: `p99 ${d.p99Ms} ms (p50 ${d.p50Ms})`, baseline: '—', ratio: '—', target: '—', eventLoop: '—', verdict: '—',
     });
   }

@@ -41,7 +41,7 @@ const depositRow = z.object({
 /** A payment as the link's own read has it, without the payer (a timeline entry needs none), with its last change. */
 const paymentRow = linkPaymentSchema.omit({ payer: true }).extend({ updated_at: z.string() });
 /** `created_at` here is when the outbox row was written (recorded_at), not the event's business time. */
-const eventRow = z.object({ id: z.string(), type: z.string(), created_at: z.string() });
+const eventRow = z.object({ id: z.string(), type: z.string(), created_at: z.string(), dispatched_at: z.string().nullable() });
 const deliveryRow = z.object({
   attempt: z.number(),
   endpoint_url: z.string(),
@@ -78,7 +78,7 @@ export async function findLinkRecords(db: CommonQueryMethods, linkId: string): P
       SELECT payment_key, rail, external_id, amount_minor::text, decimals, state, disposition, failure_reason, created_at, updated_at
       FROM link_payments WHERE link_id = ${linkId} ORDER BY created_at, payment_key LIMIT ${perKind}`),
     db.maybeOne(sql.type(eventRow)`
-      SELECT id, type, recorded_at AS created_at FROM events WHERE dedupe_key = ${`payment_link.confirmed:${linkId}`}`),
+      SELECT id, type, recorded_at AS created_at, dispatched_at FROM events WHERE dedupe_key = ${`payment_link.confirmed:${linkId}`}`),
   ]);
   const deliveries = event ? await eventDeliveries(db, event.id) : [];
   return { prompts: [...prompts], callbacks: [...callbacks], deposits: [...deposits], payments: [...payments], event, deliveries };

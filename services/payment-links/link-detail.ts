@@ -76,7 +76,7 @@ function linkRecords(link: LinkDetail['link'], simulated: boolean, rows: LinkRec
       // The workflow keys a simulated payment `sim_…`; only test links hold one.
       simulated: simulated && p.payment_key.startsWith('sim_'),
     })),
-    event: rows.event && { id: rows.event.id, type: rows.event.type, createdAt: rows.event.created_at },
+    event: rows.event && { id: rows.event.id, type: rows.event.type, createdAt: rows.event.created_at, dispatchedAt: rows.event.dispatched_at },
     deliveries: rows.deliveries.map((d) => ({
       attempt: d.attempt, endpointUrl: d.endpoint_url, status: d.status, responseStatus: d.response_status,
       latencyMs: d.latency_ms, error: d.error, trigger: d.trigger, createdAt: d.created_at,

@@ -98,7 +98,7 @@ function activityStep(type: string, result: unknown, failure: string | undefined
     case 'dispatchEvent': {
       if (failure) return { title: 'Webhook dispatch failed', detail: failure, tone: 'bad' };
       const endpoints = field(result, 'endpoints');
-      return { title: 'Webhook event dispatched', detail: typeof endpoints === 'number' ? `${endpoints} endpoint${endpoints === 1 ? '' : 's'} subscribed` : undefined, tone: 'info' };
+      return { title: 'Webhook event dispatched', detail: typeof endpoints === 'number' ? `${endpoints} endpoint${endpoints === 1 ? '' : 's'} subscribed` : undefined, tone: 'info', dedupeKey: 'event:dispatched' };
     }
     case 'stopWatchingLink':
       return { title: "Stopped watching the link's addresses", tone: 'info' };
@@ -170,7 +170,8 @@ export interface LinkRecords {
   callbacks: { checkoutRequestId: string; resultCode: string; resultDesc: string; receipt: string | null; suspiciousReason: string | null; receivedAt: string }[];
   deposits: { rail: string; txHash: string; amount: string; blockNumber: string; state: string; createdAt: string; updatedAt: string }[];
   payments: { rail: string; externalId: string | null; amount: string | null; state: string; disposition: string | null; failureReason: string | null; createdAt: string; updatedAt: string; simulated: boolean }[];
-  event: { id: string; type: string; createdAt: string } | null;
+  /** The link's event; `dispatchedAt`: when its fan-out (the outbox relay's, or an older link's own dispatch) finished. */
+  event: { id: string; type: string; createdAt: string; dispatchedAt?: string | null } | null;
   deliveries: { attempt: number; endpointUrl: string; status: string; responseStatus: number | null; latencyMs: number | null; error: string | null; trigger: string; createdAt: string }[];
 }
 
@@ -209,6 +210,8 @@ export function recordEntries(r: LinkRecords): TimelineEntry[] {
   if (status === 'EXPIRED') add(expiresAt, { title: 'Status EXPIRED', tone: 'bad', dedupeKey: 'status:EXPIRED' });
   if (status === 'CANCELLED') add(null, { title: 'Status CANCELLED', detail: 'The time is in the workflow history.', tone: 'bad', dedupeKey: 'status:CANCELLED' });
   if (r.event) add(r.event.createdAt, { title: `Webhook event ${r.event.type} written`, detail: r.event.id, tone: 'info' });
+  // The outbox relay's fan-out ran to its end (the workflow's own dispatch step, in links from before it, is in the history too).
+  if (r.event?.dispatchedAt) add(r.event.dispatchedAt, { title: 'Webhook event dispatched', detail: 'every subscribed endpoint got its first attempt or a retry schedule', tone: 'info', dedupeKey: 'event:dispatched' });
   for (const d of r.deliveries) {
     const result = d.status === 'succeeded' ? `succeeded${d.responseStatus ? ` (HTTP ${d.responseStatus})` : ''}` : `failed${d.responseStatus ? ` (HTTP ${d.responseStatus})` : ''}`;
     const detail = [d.endpointUrl, d.latencyMs !== null ? `${d.latencyMs} ms` : null, d.trigger === 'manual' ? 'manual retry' : null, d.error].filter(Boolean).join(' · ');

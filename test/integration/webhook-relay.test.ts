@@ -11,6 +11,7 @@ import { paymentLinkWorkflowId } from '../../domain/workflow-contract.js';
 import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { runWebhookRelay } from '../../worker/webhook-relay.js';
 import { connectAllRails } from '../helpers/fixtures.js';
+import { maybeRecordHistory } from '../helpers/histories.js';
 import { StatementCounter } from '../helpers/pg-statement-counter.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { eventually } from '../helpers/wait.js';
@@ -84,6 +85,9 @@ describe('the outbox relay', () => {
     const activities = history.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
     expect(activities).toContain('confirmLink');
     expect(activities).not.toContain('dispatchEvent');
+    expect(history.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
+    // Replayed by workflow-histories.test.ts: the first history recorded with the `outbox-relay` marker.
+    await maybeRecordHistory(stack.temporal.workflow.getHandle(paymentLinkWorkflowId(link.body.id)), 'payment-link-outbox-relay');
   });
 
   it('sends each of 120 events to each of 3 endpoints exactly once while a second relay and direct dispatches race for them', async () => {
