@@ -56,6 +56,8 @@ const throughputOnly = process.argv.includes('--throughput-only');
 
 /** Arrival time (performance.now) of the first attempt of each webhook-id at each path. */
 const arrivals = new Map<string, number>();
+/** First attempts arrived per path prefix (`/<phase>/`) and the last one's time: read without scanning `arrivals`. */
+const arrivedUnder = new Map<string, { count: number; last: number }>();
 /** Wall-clock arrival (Date.now) of each confirmed link's first attempt, by link id. */
 const confirmedArrivals = new Map<string, number>();
 const receiver = createServer((req, res) => {
@@ -65,7 +67,12 @@ const receiver = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const key = `${req.url} ${req.headers['webhook-id']}`;
-    if (!arrivals.has(key)) arrivals.set(key, at);
+    if (!arrivals.has(key)) {
+      arrivals.set(key, at);
+      const prefix = (req.url ?? '').slice(0, (req.url ?? '').indexOf('/', 1) + 1);
+      const seen = arrivedUnder.get(prefix) ?? { count: 0, last: 0 };
+      arrivedUnder.set(prefix, { count: seen.count + 1, last: Math.max(seen.last, at) });
+    }
     if (req.url === '/confirmed') {
       const linkId = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.id as string;
       if (!confirmedArrivals.has(linkId)) confirmedArrivals.set(linkId, wall);
@@ -193,7 +200,7 @@ async function allDispatched(stack: Stack, ids: readonly string[]): Promise<void
   const deadline = Date.now() + 300_000;
   while ((await left()) > 0) {
     if (Date.now() > deadline) throw new Error('events left undispatched after 300 s');
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -209,9 +216,9 @@ async function expectNoRetries(stack: Stack, what: string, events: readonly Stor
 
 /** The last arrival at `prefix`, once `expected` webhook-ids arrived there. */
 async function lastArrivalAt(prefix: string, expected: number): Promise<number> {
-  const mine = () => [...arrivals.entries()].filter(([k]) => k.startsWith(prefix));
-  await waitUntil(() => mine().length >= expected, 300_000);
-  return Math.max(...mine().map(([, v]) => v));
+  // Checked every millisecond: a count, not a scan of every arrival (which took 8 % of the process).
+  await waitUntil(() => (arrivedUnder.get(prefix)?.count ?? 0) >= expected, 300_000);
+  return arrivedUnder.get(prefix)!.last;
 }
 
 /** Fails unless every first attempt of these events is logged as a 2xx, once per endpoint. */

@@ -45,16 +45,16 @@ export async function insertEvent(
   db: CommonQueryMethods,
   e: { storeId: string; environment: Environment; type: EventType; dedupeKey: string; data: unknown; createdAt: string; aboutEndpointId?: string; origin?: EventOrigin },
 ): Promise<StoredEvent> {
-  const existing = await findEventByDedupeKey(db, e.dedupeKey);
-  if (existing) return existing;
   const id = newId('event');
   const payload = { id, type: e.type, createdAt: e.createdAt, environment: e.environment, data: e.data };
-  await db.query(sql.unsafe`
+  // One statement when the event is new (every confirmation's path); a repeat finds the first one's row.
+  const written = await db.maybeOne(sql.type(eventRow)`
     INSERT INTO events (id, store_id, environment, type, dedupe_key, payload, created_at, about_endpoint_id, origin)
     VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt}, ${e.aboutEndpointId ?? null},
       ${e.origin ? sql.jsonb(e.origin as never) : null})
-    ON CONFLICT (dedupe_key) DO NOTHING`);
-  return (await findEventByDedupeKey(db, e.dedupeKey))!;
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING id, store_id, environment, type, created_at, payload, origin`);
+  return written ? toEvent(written) : (await findEventByDedupeKey(db, e.dedupeKey))!;
 }
 
 export async function findEventByDedupeKey(db: CommonQueryMethods, dedupeKey: string): Promise<StoredEvent | null> {

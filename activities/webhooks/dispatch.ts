@@ -11,7 +11,7 @@ import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { claimLeaseSeconds, fanOutConcurrency, inlineBudget, perEndpointConcurrency } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { underOrigin } from './origin.js';
-import { activityContext, attemptLog, createAttempts, type AttemptOutcome, type Keyrings, type SentAttempt } from './deliver.js';
+import { activityContext, attemptLog, createAttempts, type AttemptOutcome, type Destinations, type Keyrings, type SentAttempt } from './deliver.js';
 
 /** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
@@ -67,11 +67,11 @@ export function createFanOut(deps: Deps) {
    * outcome settled from the log when an earlier try of this dispatch logged it (never sent
    * again); or left to the delivery workflow.
    */
-  async function firstAttempt({ event, endpoint }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings) {
+  async function firstAttempt({ event, endpoint }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings, destinations: Destinations) {
     if (logged) return { settled: (await settle(logged)).outcome };
     if (!inline) return { settled: 'not_attempted' as const };
     try {
-      return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings) };
+      return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings, destinations) };
     } catch (err) {
       // Not even sent (the keyring unreadable, say): the workflow's first attempt (same id) makes it.
       attemptLog().warn('inline webhook attempt failed; its delivery workflow takes over', {
@@ -117,10 +117,11 @@ export function createFanOut(deps: Deps) {
       const logged = new Map((await findDeliveriesByIds(deps.pool, pairs.map((p) => firstDeliveryId(p.event.id, p.endpoint.id)))).map((d) => [d.id, d]));
       const inTime = inlineBudget(performance.now());
       const keyrings: Keyrings = {};
+      const destinations: Destinations = new Map();
       // A slow endpoint holds at most `perEndpointConcurrency` of the fan-out's requests: the others' go on.
       const firsts = new Map<Pair, Awaited<ReturnType<typeof firstAttempt>>>();
       await inParallel(byEndpoint(pairs), fanOutConcurrency, (group) => inParallel(group, perEndpointConcurrency, async (p) => {
-        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && inTime(performance.now()), keyrings)));
+        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && inTime(performance.now()), keyrings, destinations)));
       }));
       const ordered = pairs.map((p) => firsts.get(p)!);
       const sent = ordered.flatMap((f) => (f.sent ? [f.sent] : []));
