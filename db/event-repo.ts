@@ -93,28 +93,47 @@ export async function claimEvents(
 
 /**
  * Claims one event for `leaseSeconds` (a caller dispatching the event it just wrote): `claimed`
- * with the event, or also when it was dispatched already (a fan-out run again settles what it
- * logged, sending nothing twice); `taken` while another dispatcher's claim on it holds; `missing`
- * when no such event is written (yet).
+ * with the event, and whether it was dispatched already (a fan-out run again then settles what it
+ * logged and leaves the rest to delivery workflows, sending nothing twice); `taken` while another
+ * dispatcher's claim on it holds; `missing` when no such event is written (yet).
  */
 export async function claimEvent(
   db: CommonQueryMethods,
   id: string,
   leaseSeconds: number,
-): Promise<{ status: 'claimed'; event: StoredEvent } | { status: 'taken' | 'missing' }> {
-  const row = await db.maybeOne(sql.type(eventRow)`
+): Promise<{ status: 'claimed'; event: StoredEvent; dispatched: boolean } | { status: 'taken' | 'missing' }> {
+  const row = await db.maybeOne(sql.type(claimedRow)`
     UPDATE events SET dispatch_claimed_until = now() + make_interval(secs => ${leaseSeconds})
     WHERE id = ${id} AND (dispatched_at IS NOT NULL OR dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
-    RETURNING id, store_id, environment, type, created_at, payload, origin`);
-  if (row) return { status: 'claimed', event: toEvent(row) };
+    RETURNING id, store_id, environment, type, created_at, payload, origin, dispatched_at IS NOT NULL AS dispatched`);
+  if (row) return { status: 'claimed', event: toEvent(row), dispatched: row.dispatched };
   return (await findEvent(db, id)) ? { status: 'taken' } : { status: 'missing' };
 }
 
-/** Gives claims back before their lease ends (a dispatch that failed and will be retried now). */
-export async function releaseEventClaims(db: CommonQueryMethods, ids: readonly string[]): Promise<void> {
+/**
+ * Extends the claims of events a dispatcher is still fanning out (those not dispatched yet) by
+ * `leaseSeconds` from now: a fan-out that outlives a lease (Temporal slow to start its retry
+ * workflows, a stalled pool) keeps its events, so no other dispatcher sends them meanwhile.
+ */
+export async function renewEventClaims(db: CommonQueryMethods, ids: readonly string[], leaseSeconds: number): Promise<void> {
   if (ids.length === 0) return;
-  await db.query(sql.unsafe`UPDATE events SET dispatch_claimed_until = NULL WHERE id = ANY(${sql.array([...ids], 'text')}) AND dispatched_at IS NULL`);
+  await db.query(sql.unsafe`
+    UPDATE events SET dispatch_claimed_until = now() + make_interval(secs => ${leaseSeconds})
+    WHERE id = ANY(${sql.array([...ids], 'text')}) AND dispatched_at IS NULL`);
 }
+
+/**
+ * How many events written over `olderThanSeconds` ago are not dispatched yet, and the age of the
+ * oldest in seconds (0 when none): read from the outbox's partial index of undispatched rows.
+ */
+export async function undispatchedBacklog(db: CommonQueryMethods, olderThanSeconds: number): Promise<{ count: number; oldestSeconds: number }> {
+  const row = await db.one(sql.type(z.object({ n: z.number(), oldest: z.number() }))`
+    SELECT count(*)::int AS n, COALESCE(EXTRACT(EPOCH FROM now() - min(recorded_at)), 0)::float8 AS oldest
+    FROM events WHERE dispatched_at IS NULL AND recorded_at < now() - make_interval(secs => ${olderThanSeconds})`);
+  return { count: row.n, oldestSeconds: row.oldest };
+}
+
+const claimedRow = eventRow.extend({ dispatched: z.boolean() });
 
 function toEvent(row: z.infer<typeof eventRow>): StoredEvent {
   return {

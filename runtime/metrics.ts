@@ -100,19 +100,26 @@ export function createMetricsRegistry(): MetricsRegistry {
   };
 }
 
-/** Links and invoices whose workflow has not started, as the database holds them. */
-export interface UnstartedBacklog {
+/** A backlog as the database holds it: how many wait, and the age of the oldest in seconds (0 when none). */
+export interface Backlog {
   count: number;
   oldestSeconds: number;
 }
+/** Links and invoices whose workflow has not started. */
+export type UnstartedBacklog = Backlog;
 
 /**
- * `malipo_link_workflows_unstarted` and `..._oldest_seconds`, read at each scrape with `read` (one
- * indexed query) in a process with a database pool. A failing read never fails the scrape: the
- * gauges are left out of it, and the first failure of a streak is logged.
+ * Two gauges (the count and the oldest's age) read at each scrape with `read` (one indexed query)
+ * in a process with a database pool. A failing read never fails the scrape: the gauges are left
+ * out of it, and the first failure of a streak is logged.
  */
-export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise<UnstartedBacklog>, logger?: Pick<Logger, 'warn'>): void {
-  let last: Promise<UnstartedBacklog | undefined> | undefined;
+function countBacklog(
+  source: MetricsRegistry,
+  gauges: { count: { name: string; help: string }; oldest: { name: string; help: string }; what: string },
+  read: () => Promise<Backlog>,
+  logger?: Pick<Logger, 'warn'>,
+): void {
+  let last: Promise<Backlog | undefined> | undefined;
   let failing = false;
   // Both gauges collect from one read per scrape: prom-client asks every metric in one synchronous
   // loop, so a read is shared until the next microtask and never reused by a later scrape.
@@ -121,7 +128,7 @@ export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise
     last = read().then(
       (backlog) => ((failing = false), backlog),
       (err: unknown) => {
-        if (!failing) logger?.warn({ err }, 'could not count the links whose workflow has not started; the scrape goes on without it');
+        if (!failing) logger?.warn({ err }, `could not count ${gauges.what}; the scrape goes on without it`);
         failing = true;
         return undefined;
       },
@@ -131,15 +138,37 @@ export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise
   };
   // A gauge of its own making: prom-client's Gauge without labels always shows a value (0 after a
   // reset), and 0 would claim there is no backlog when it could not be read.
-  const gauge = (name: string, help: string, pick: (b: UnstartedBacklog) => number) => {
+  const gauge = ({ name, help }: { name: string; help: string }, pick: (b: Backlog) => number) => {
     const collect = async () => {
       const backlog = await readOnce();
       return { name, help, type: 'gauge', aggregator: 'sum', values: backlog ? [{ value: pick(backlog), labels: {} }] : [] };
     };
     source.registry.registerMetric({ name, help, type: 'gauge', aggregator: 'sum', get: collect, reset() {} } as unknown as Metric);
   };
-  gauge('malipo_link_workflows_unstarted', 'Links and invoices created over 60 s ago whose workflow has not started', (b) => b.count);
-  gauge('malipo_link_workflows_unstarted_oldest_seconds', 'Age in seconds of the oldest link or invoice whose workflow has not started (0 when none waits over 60 s)', (b) => b.oldestSeconds);
+  gauge(gauges.count, (b) => b.count);
+  gauge(gauges.oldest, (b) => b.oldestSeconds);
+}
+
+/** `malipo_link_workflows_unstarted` and `..._oldest_seconds`: links and invoices whose workflow has not started. */
+export function countUnstartedLinks(source: MetricsRegistry, read: () => Promise<UnstartedBacklog>, logger?: Pick<Logger, 'warn'>): void {
+  countBacklog(source, {
+    count: { name: 'malipo_link_workflows_unstarted', help: 'Links and invoices created over 60 s ago whose workflow has not started' },
+    oldest: { name: 'malipo_link_workflows_unstarted_oldest_seconds', help: 'Age in seconds of the oldest link or invoice whose workflow has not started (0 when none waits over 60 s)' },
+    what: 'the links whose workflow has not started',
+  }, read, logger);
+}
+
+/**
+ * `malipo_webhook_outbox_undispatched` and `..._oldest_seconds`: webhook events written over a
+ * minute ago that no dispatcher has finished (the outbox relay sends an event within a fraction
+ * of a second, the sweeper within about a minute and a half).
+ */
+export function countUndispatchedEvents(source: MetricsRegistry, read: () => Promise<Backlog>, logger?: Pick<Logger, 'warn'>): void {
+  countBacklog(source, {
+    count: { name: 'malipo_webhook_outbox_undispatched', help: 'Webhook events written over 60 s ago that are not dispatched yet' },
+    oldest: { name: 'malipo_webhook_outbox_undispatched_oldest_seconds', help: 'Age in seconds of the oldest webhook event not dispatched yet (0 when none waits over 60 s)' },
+    what: 'the webhook events not dispatched yet',
+  }, read, logger);
 }
 
 /**

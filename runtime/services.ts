@@ -18,7 +18,8 @@ import { ensureWebhookSweeper } from '../services/webhooks/endpoints.js';
 import { ensureMpesaPull, ensureReconciler } from '../services/reconciliation/scheduler.js';
 import type { Config } from '../config/config.js';
 import { clientInterceptors } from '../temporal-client/correlation.js';
-import { countUnstartedLinks, createMetricsRegistry, serveMetrics } from './metrics.js';
+import { countUndispatchedEvents, countUnstartedLinks, createMetricsRegistry, serveMetrics } from './metrics.js';
+import { undispatchedBacklog } from '../db/event-repo.js';
 import { unstartedBacklog } from '../db/payment-link-repo.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
@@ -134,6 +135,7 @@ export async function startServices(config: Config, logger: Logger, opts: StartO
     const metricsRegistry = createMetricsRegistry();
     const { metrics } = metricsRegistry;
     countUnstartedLinks(metricsRegistry, () => unstartedBacklog(pool, 60), logger);
+    countUndispatchedEvents(metricsRegistry, () => undispatchedBacklog(pool, 60), logger);
     let workers: WorkerSet | undefined;
     if (opts.worker) {
       workers = await createWorkers({ connection, namespace: config.temporal.namespace, deps: { pool, config, temporal, rates: rateServiceFor(config, pool), logger, metrics, tracer: tracing?.tracer }, tracing: tracing?.worker });

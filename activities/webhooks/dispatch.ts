@@ -2,13 +2,13 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from '../../domain/metrics.js';
-import { claimEvent, claimEvents, releaseEventClaims, type StoredEvent } from '../../db/event-repo.js';
+import { claimEvent, claimEvents, renewEventClaims, type StoredEvent } from '../../db/event-repo.js';
 import { findDeliveriesByIds, markEventsDispatched, matchingEndpointsOf, type DeliveryRow, type EndpointRow } from '../../db/webhook-repo.js';
 import { inParallel } from '../../rails/chain/reads.js';
 import type { ServiceSettings } from '../../services/settings.js';
 import { firstDeliveryId } from '../../services/webhooks/attempts.js';
 import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
-import { claimLeaseSeconds, fanOutConcurrency, inlineBudget, perEndpointConcurrency } from '../../services/webhooks/fan-out.js';
+import { claimLeaseSeconds, claimRenewMs, endpointInFlightLimit, endpointSlotWaitMs, fanOutConcurrency, inlineBudget, perEndpointConcurrency } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { underOrigin } from './origin.js';
 import { activityContext, attemptLog, createAttempts, type AttemptOutcome, type Destinations, type Keyrings, type SentAttempt } from './deliver.js';
@@ -26,6 +26,8 @@ function startDelivery(deps: Deps, event: { id: string; storeId: string; environ
 export interface DispatchResult {
   /** Endpoints the event goes to (0 when another dispatcher holds the event's claim: it fans it out). */
   endpoints: number;
+  /** Set when another dispatcher (the outbox relay) held the event's claim: this call did nothing, that one sends it. */
+  deferred?: true;
   /** First attempts this call sent and logged. */
   sent: number;
   /** Delivery workflows this call started: the first attempt failed, or was left to the workflow. */
@@ -60,6 +62,42 @@ export function createFanOut(deps: Deps) {
   // An endpoint disabled during a first attempt is announced to the others by this same fan-out.
   const { sendOnly, concludeAll, settle } = createAttempts({ ...deps, announce: (eventId) => dispatchById(eventId, false) });
   let sweeperEnsured: Promise<void> | undefined;
+  /**
+   * First attempts in flight per endpoint, over every fan-out of this process: an endpoint that
+   * hangs holds at most `endpointInFlightLimit` of them, and its further events wait a moment for a
+   * slot, then go to delivery workflows instead of keeping the relay's batches (and every other
+   * store's events) waiting.
+   */
+  const slots = new Map<string, { busy: number; waiting: Array<() => void> }>();
+  /** A slot for a first attempt at `endpointId`, waiting at most `endpointSlotWaitMs` for one to free; false when none did. */
+  function takeSlot(endpointId: string): Promise<boolean> {
+    let at = slots.get(endpointId);
+    if (!at) slots.set(endpointId, (at = { busy: 0, waiting: [] }));
+    if (at.busy < endpointInFlightLimit) {
+      at.busy++;
+      return Promise.resolve(true);
+    }
+    const queue = at;
+    return new Promise((resolve) => {
+      const take = () => {
+        clearTimeout(timer);
+        queue.busy++;
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        queue.waiting.splice(queue.waiting.indexOf(take), 1);
+        resolve(false);
+      }, endpointSlotWaitMs);
+      queue.waiting.push(take);
+    });
+  }
+  function giveSlot(endpointId: string): void {
+    const at = slots.get(endpointId)!;
+    at.busy--;
+    const next = at.waiting.shift();
+    if (next) next();
+    else if (at.busy === 0) slots.delete(endpointId);
+  }
 
   /**
    * One endpoint's first attempt, sent here when `inline` and in time (most endpoints answer 2xx
@@ -69,7 +107,7 @@ export function createFanOut(deps: Deps) {
    */
   async function firstAttempt({ event, endpoint }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings, destinations: Destinations) {
     if (logged) return { settled: (await settle(logged)).outcome };
-    if (!inline) return { settled: 'not_attempted' as const };
+    if (!inline || !(await takeSlot(endpoint.id))) return { settled: 'not_attempted' as const };
     try {
       return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings, destinations) };
     } catch (err) {
@@ -78,6 +116,8 @@ export function createFanOut(deps: Deps) {
         eventId: event.id, endpointId: endpoint.id, error: err instanceof Error ? err.message : String(err),
       });
       return { settled: 'not_attempted' as const };
+    } finally {
+      giveSlot(endpoint.id);
     }
   }
 
@@ -107,6 +147,13 @@ export function createFanOut(deps: Deps) {
     // (from the start: its reads may wait for a pool connection under load).
     const ctx = activityContext();
     const beat = ctx ? setInterval(() => ctx.heartbeat(), 1000) : undefined;
+    // The claims last while the fan-out runs: renewed until the events are marked. If a renewal
+    // fails (the database away), no further first attempt is sent inline: another dispatcher may
+    // take the events once their claims lapse, and delivery workflows never send twice.
+    let claimsHeld = true;
+    const renew = setInterval(() => {
+      renewEventClaims(deps.pool, events.map((e) => e.id), claimLeaseSeconds).catch(() => (claimsHeld = false));
+    }, claimRenewMs);
     // Outside an activity (the relay), each event's work runs in the context of the activity that wrote it.
     const originOf = new Map(events.map((e) => [e.id, e.origin]));
     const under = <T>(eventId: string, work: () => Promise<T>) => (ctx ? work() : underOrigin(originOf.get(eventId), work));
@@ -121,7 +168,7 @@ export function createFanOut(deps: Deps) {
       // A slow endpoint holds at most `perEndpointConcurrency` of the fan-out's requests: the others' go on.
       const firsts = new Map<Pair, Awaited<ReturnType<typeof firstAttempt>>>();
       await inParallel(byEndpoint(pairs), fanOutConcurrency, (group) => inParallel(group, perEndpointConcurrency, async (p) => {
-        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && inTime(performance.now()), keyrings, destinations)));
+        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && claimsHeld && inTime(performance.now()), keyrings, destinations)));
       }));
       const ordered = pairs.map((p) => firsts.get(p)!);
       const sent = ordered.flatMap((f) => (f.sent ? [f.sent] : []));
@@ -142,25 +189,23 @@ export function createFanOut(deps: Deps) {
       });
     } finally {
       if (beat) clearInterval(beat);
+      clearInterval(renew);
     }
   }
 
   /**
    * Claims one event and fans it out. While another dispatcher holds its claim (the outbox relay
-   * took it first) this answers at once, with no endpoints: that dispatcher sends it. A fan-out that
-   * fails gives its claim back, so the activity's retry (or the relay) takes the event at once.
+   * took it first) this answers at once, `deferred`, with no endpoints: that dispatcher sends it.
    */
   async function dispatchById(eventId: string, inline: boolean): Promise<DispatchResult> {
     const claim = await claimEvent(deps.pool, eventId, claimLeaseSeconds);
     // The caller commits the event before dispatching; a missing one is retried, not dropped.
     if (claim.status === 'missing') throw new Error(`event ${eventId} is not in the outbox (yet)`);
-    if (claim.status !== 'claimed') return { endpoints: 0, sent: 0, retrying: 0 };
-    try {
-      return (await fanOutEvents([claim.event], inline))[0]!;
-    } catch (err) {
-      await releaseEventClaims(deps.pool, [eventId]).catch(() => undefined);
-      throw err;
-    }
+    if (claim.status !== 'claimed') return { endpoints: 0, deferred: true, sent: 0, retrying: 0 };
+    // Dispatched already (by the relay, or an earlier try): what is not logged has a delivery
+    // workflow, or gets one now; nothing is sent inline beside it. A failure keeps the claim until
+    // it lapses, so the relay takes the event then (no claim is given back: it may be another's by now).
+    return (await fanOutEvents([claim.event], inline && !claim.dispatched))[0]!;
   }
 
   return { fanOutEvents, dispatchById };
@@ -188,9 +233,15 @@ export function createDispatchActivities(deps: Deps) {
      * none holds now, and leaves their first attempts to delivery workflows.
      */
     async sweepOutbox(): Promise<{ dispatched: number }> {
-      const events = await claimEvents(deps.pool, { limit: 100, leaseSeconds: claimLeaseSeconds, olderThanSeconds: sweepAfterSeconds });
-      for (let i = 0; i < events.length; i += 20) await fanOutEvents(events.slice(i, i + 20), false);
-      return { dispatched: events.length };
+      // Each group of 20 is claimed just before its fan-out: none waits claimed behind the others.
+      let dispatched = 0;
+      for (let round = 0; round < 5; round++) {
+        const events = await claimEvents(deps.pool, { limit: 20, leaseSeconds: claimLeaseSeconds, olderThanSeconds: sweepAfterSeconds });
+        if (events.length > 0) await fanOutEvents(events, false);
+        dispatched += events.length;
+        if (events.length < 20) break;
+      }
+      return { dispatched };
     },
   };
 }

@@ -97,6 +97,7 @@ function activityStep(type: string, result: unknown, failure: string | undefined
     }
     case 'dispatchEvent': {
       if (failure) return { title: 'Webhook dispatch failed', detail: failure, tone: 'bad' };
+      if (field(result, 'deferred') === true) return { title: 'Webhook event left to the outbox relay, which had claimed it', tone: 'info' };
       const endpoints = field(result, 'endpoints');
       return { title: 'Webhook event dispatched', detail: typeof endpoints === 'number' ? `${endpoints} endpoint${endpoints === 1 ? '' : 's'} subscribed` : undefined, tone: 'info', dedupeKey: 'event:dispatched' };
     }

@@ -31,3 +31,15 @@ export const perEndpointConcurrency = 4;
  * dispatcher still works; a dispatcher that died holds its events this long at most.
  */
 export const claimLeaseSeconds = 60;
+
+/** A fan-out renews its events' claims this often while it runs: well inside the lease. */
+export const claimRenewMs = 15_000;
+
+/**
+ * First attempts one endpoint may have in flight at once in a process, over all its fan-outs
+ * (the relay runs several batches at once). Past it, an attempt waits up to `endpointSlotWaitMs`
+ * for one to finish (a fast endpoint frees one within milliseconds), then goes to its delivery
+ * workflow: an endpoint that hangs holds this many of the relay's requests, never all of them.
+ */
+export const endpointInFlightLimit = 16;
+export const endpointSlotWaitMs = 1_000;

@@ -4,7 +4,8 @@ import type { CreatedStore } from '../../db/store-repo.js';
 import { memoryRateLimitStore } from '../../api/plugins/rate-limit.js';
 import { rateServiceFor } from '../../services/rates/rate-service.js';
 import { buildApp } from '../../runtime/http-app.js';
-import { countUnstartedLinks, createMetricsRegistry, serveMetrics, type MetricsRegistry } from '../../runtime/metrics.js';
+import { countUndispatchedEvents, countUnstartedLinks, createMetricsRegistry, serveMetrics, type MetricsRegistry } from '../../runtime/metrics.js';
+import { claimEvent, insertEvent, undispatchedBacklog } from '../../db/event-repo.js';
 import { unstartedBacklog } from '../../db/payment-link-repo.js';
 import { handoffFor } from '../../services/payment-links/start-handoff.js';
 import { sql } from 'slonik';
@@ -28,6 +29,7 @@ beforeAll(async () => {
   await connectAllRails(stack, store.clientId, 'test', { evm: evmXpub, tron: tronXpub });
   // As runtime/services.ts wires it in every process with a pool.
   countUnstartedLinks(registry, () => unstartedBacklog(stack.pool, 60));
+  countUndispatchedEvents(registry, () => undispatchedBacklog(stack.pool, 60));
 });
 afterAll(async () => stack?.stop());
 
@@ -154,6 +156,32 @@ describe('the links whose workflow has not started', () => {
         FROM payment_links WHERE NOT workflow_started AND created_at < now() - 60 * interval '1 second'`);
     });
     expect(plan.join('\n')).toContain('payment_links_unstarted_idx');
+  });
+});
+
+describe('the webhook events not dispatched yet', () => {
+  it('are read from the database at scrape time, older than a minute only, and empty once the relay sends them', async () => {
+    const gauges = async () => {
+      const text = (await registry.render()).body;
+      return { count: valueOf(text, 'malipo_webhook_outbox_undispatched', {}), oldest: valueOf(text, 'malipo_webhook_outbox_undispatched_oldest_seconds', {}) };
+    };
+    expect(await gauges()).toEqual({ count: 0, oldest: 0 });
+    // An event whose dispatcher claimed it and died: the relay leaves it alone while the claim holds.
+    const event = await stack.pool.transaction(async (tx) => {
+      const e = await insertEvent(tx, { storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `metrics:${Math.random()}`, data: { n: 1 }, createdAt: new Date().toISOString() });
+      expect((await claimEvent(tx, e.id, 3600)).status).toBe('claimed');
+      return e;
+    });
+    expect(await gauges()).toEqual({ count: 0, oldest: 0 });
+    await stack.pool.query(sql.unsafe`UPDATE events SET recorded_at = now() - interval '150 seconds' WHERE id = ${event.id}`);
+    const read = await gauges();
+    expect(read.count).toBe(1);
+    expect(read.oldest).toBeGreaterThanOrEqual(150);
+    expect(read.oldest).toBeLessThan(3600);
+    // The claim lapses: the relay (or the sweeper) dispatches it, and the backlog empties.
+    await stack.pool.query(sql.unsafe`UPDATE events SET dispatch_claimed_until = now() - interval '1 second' WHERE id = ${event.id}`);
+    await eventually(async () => ((await gauges()).count === 0 ? true : undefined), 'the event dispatched');
+    expect(await gauges()).toEqual({ count: 0, oldest: 0 });
   });
 });
 

@@ -120,7 +120,7 @@ describe('the outbox relay', () => {
       // sent to all three; one that came after the relay finished settled the relay's logged attempts.
       for (const r of direct) {
         expect(r.retrying).toBe(0);
-        expect(r.endpoints === 0 ? [r.sent] : [r.endpoints, [0, 3].includes(r.sent)]).toEqual(r.endpoints === 0 ? [0] : [3, true]);
+        expect(r.endpoints === 0 ? [r.deferred, r.sent] : [r.endpoints, [0, 3].includes(r.sent)]).toEqual(r.endpoints === 0 ? [true, 0] : [3, true]);
       }
     } finally {
       await second.stop();
@@ -145,13 +145,59 @@ describe('the outbox relay', () => {
     await receiver.waitFor(() => countsByWebhookId('/relay/held').has(later.id), 'the later event', 10_000);
     expect(countsByWebhookId('/relay/held').has(held.id)).toBe(false);
     const direct = await createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config }).dispatchEvent({ eventId: held.id });
-    expect(direct).toEqual({ endpoints: 0, sent: 0, retrying: 0 });
+    expect(direct).toEqual({ endpoints: 0, deferred: true, sent: 0, retrying: 0 });
     expect(await dispatchedAt(held.id)).toBeNull();
     // The claim lapses (its holder never came back).
     await stack.pool.query(sql.unsafe`UPDATE events SET dispatch_claimed_until = now() - interval '1 second' WHERE id = ${held.id}`);
     await receiver.waitFor(() => countsByWebhookId('/relay/held').has(held.id), 'the held event', 10_000);
     await eventually(async () => (await dispatchedAt(held.id)) ?? undefined, 'the held event marked dispatched');
     expect(countsByWebhookId('/relay/held').get(held.id)).toBe(1);
+  });
+
+  it('lets an endpoint that hangs hold 16 first attempts at most: its next event goes to a delivery workflow, and another store\'s is sent meanwhile', async () => {
+    const [slow, fast] = [await stack.createStore(), await stack.createStore()];
+    let released = false;
+    receiver.on('/relay/hang', () => (released ? { status: 200 } : { status: 200, hang: true }));
+    const hang = await endpoint(slow, '/relay/hang');
+    await endpoint(fast, '/relay/fast');
+    const hanging: string[] = [];
+    try {
+      // Sixteen events, each in a batch of its own: each waits for its answer (10 s at most).
+      for (let i = 0; i < 16; i++) {
+        hanging.push((await write(slow, `hang-${i}`)).id);
+        await receiver.waitFor(() => receiver.requestsTo('/relay/hang').length === i + 1, `hanging attempt ${i + 1}`, 5_000);
+      }
+      const loggedForSlow = () => stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${hang.id}`);
+      // Another store's event is sent while all sixteen still hang.
+      const other = await write(fast, 'fast');
+      await receiver.waitFor(() => countsByWebhookId('/relay/fast').has(other.id), 'the other store\'s event', 5_000);
+      // The seventeenth waits a second for a slot, then its delivery workflow takes it, while the sixteen still hang.
+      const next = await write(slow, 'hang-17');
+      await eventually(async () => (await stack.temporal.workflow.getHandle(`webhook-delivery/${next.id}/${hang.id}`).describe().then(() => true, () => undefined)), 'the 17th event\'s delivery workflow', 8_000);
+      expect(await loggedForSlow()).toBe(0);
+      expect(receiver.requestsTo('/relay/hang').filter((r) => hanging.includes(String(r.headers['webhook-id'])))).toHaveLength(16);
+    } finally {
+      released = true;
+    }
+  });
+
+  it('sends nothing inline for an event dispatched already: a first attempt not logged goes to its delivery workflow', async () => {
+    const store = await stack.createStore();
+    const ep = await endpoint(store, '/relay/redispatch');
+    // Fanned out by the relay with this endpoint's first attempt left to its workflow (not logged yet), then marked.
+    const event = await stack.pool.transaction(async (tx) => {
+      const e = await insertEvent(tx, {
+        storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `relay-test:${Math.random()}`, data: linkData('again'), createdAt: new Date().toISOString(),
+      });
+      await tx.query(sql.unsafe`UPDATE events SET dispatched_at = now() WHERE id = ${e.id}`);
+      return e;
+    });
+    // A link from before the relay dispatches it from its history: the workflow's attempt is the only one.
+    const again = await createWebhookActivities({ pool: stack.pool, temporal: stack.temporal, config: stack.config }).dispatchEvent({ eventId: event.id });
+    expect(again).toEqual({ endpoints: 1, sent: 0, retrying: 1 });
+    await stack.temporal.workflow.getHandle(`webhook-delivery/${event.id}/${ep.id}`).result();
+    expect(countsByWebhookId('/relay/redispatch').get(event.id)).toBe(1);
   });
 
   it('marks an event no endpoint subscribes to dispatched, sending nothing', async () => {

@@ -93,7 +93,7 @@ describe('alerts.yml', () => {
     expect(alerts.map((a) => a.alert).sort()).toEqual([
       'MalipoChainProviderDisagreement', 'MalipoChainWatcherLagging', 'MalipoChainWatcherStalled', 'MalipoLinkWorkflowsUnstarted',
       'MalipoMpesaStkFailureRate', 'MalipoRailNoConfirmations', 'MalipoReconciliationMismatch', 'MalipoScrapeTargetDown',
-      'MalipoTemporalTaskBacklog', 'MalipoWebhookDeliveriesExhausted',
+      'MalipoTemporalTaskBacklog', 'MalipoWebhookDeliveriesExhausted', 'MalipoWebhookOutboxStuck',
     ]);
   });
 
