@@ -14,7 +14,23 @@ export function createOutboxRelay(deps: Deps) {
   const { fanOutEvents } = createFanOut(deps);
   return {
     claim: (limit: number) => claimEvents(deps.pool, { limit, leaseSeconds: claimLeaseSeconds }),
-    /** Fans a claimed batch out; an error leaves the batch claimed until its lease ends, which is the relay's back-off. */
-    fanOut: (events: Parameters<typeof fanOutEvents>[0]) => fanOutEvents(events, true),
+    /**
+     * Fans a claimed batch out. If the batch fails as a whole, each of its events is tried again
+     * alone, so one event that keeps failing holds back only itself. Its logged attempts are settled,
+     * and an attempt not logged goes to its delivery workflow, never inline: the failed batch may
+     * have started that workflow already. An event that still fails stays claimed until its lease ends, which is
+     * the relay's back-off for it; the first such error is thrown once the others are done.
+     */
+    async fanOut(events: Parameters<typeof fanOutEvents>[0]) {
+      try {
+        return await fanOutEvents(events, true);
+      } catch (err) {
+        if (events.length === 1) throw err;
+        const alone = await Promise.allSettled(events.map((e) => fanOutEvents([e], false).then((r) => r[0]!)));
+        const failed = alone.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        return alone.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof fanOutEvents>>[number]>).value);
+      }
+    },
   };
 }

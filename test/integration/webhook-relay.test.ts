@@ -248,4 +248,36 @@ describe('a relay batch', () => {
       await quiet.stop();
     }
   });
+
+  it('marks the rest of a batch when one of its events keeps failing, sending nothing twice, and keeps that one claimed', async () => {
+    const quiet = await startStack({ WEBHOOK_RELAY: 'off', ...loopbackWebhooks, ...encryptionEnv() });
+    try {
+      const store = await quiet.createStore();
+      const key = store.keys.test.secretKey;
+      expect((await quiet.request({ method: 'POST', url: '/v1/webhook-endpoints', key, payload: { url: receiver.url('/poison') } })).status).toBe(201);
+      const events = [];
+      for (let i = 0; i < 3; i++) {
+        events.push(await insertEvent(quiet.pool, { storeId: store.clientId, environment: 'test', type: 'payment_link.confirmed', dedupeKey: `poison:${i}`, data: linkData(`p-${i}`), createdAt: new Date().toISOString() }));
+      }
+      const poison = events[1]!.id;
+      // PostgreSQL refuses to mark this one event dispatched (a real failure, not a stand-in): the batch's mark statement fails.
+      await quiet.pool.query(sql.unsafe`CREATE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.id = ${sql.literalValue(poison)} AND NEW.dispatched_at IS NOT NULL THEN RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$`);
+      await quiet.pool.query(sql.unsafe`CREATE TRIGGER refuse_mark BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION refuse_mark()`);
+      const relay = createOutboxRelay({ pool: quiet.pool, temporal: quiet.temporal, config: quiet.config });
+      const claimed = await relay.claim(50);
+      expect(claimed.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
+      await expect(relay.fanOut(claimed)).rejects.toThrow(/refused for the test/);
+      const state = await quiet.pool.any(sql.type(z.object({ id: z.string(), dispatched: z.boolean(), held: z.boolean() }))`
+        SELECT id, dispatched_at IS NOT NULL AS dispatched, dispatch_claimed_until > now() AS held FROM events ORDER BY id`);
+      expect(Object.fromEntries(state.map((r) => [r.id, [r.dispatched, r.id === poison ? r.held : true]]))).toEqual(
+        Object.fromEntries(events.map((e) => [e.id, [e.id !== poison, true]])));
+      // Each of the three was sent once, by the batch: the tries alone settled what it had logged.
+      const counts = countsByWebhookId('/poison');
+      expect(events.map((e) => counts.get(e.id))).toEqual([1, 1, 1]);
+    } finally {
+      await quiet.pool.query(sql.unsafe`DROP TRIGGER IF EXISTS refuse_mark ON events`).catch(() => undefined);
+      await quiet.stop();
+    }
+  });
 });
