@@ -35,6 +35,8 @@ async function spawnWorker(): Promise<ChildProcess> {
       TASK_QUEUE_PREFIX: stack.config.temporal.taskQueuePrefix,
       LOG_LEVEL: 'silent',
       ...encryption,
+      // No outbox relay in it either: it would take the event before this test hands it to its delivery workflow.
+      ...suiteDispatches,
       NODE_OPTIONS: '',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
