@@ -36,6 +36,9 @@ const eventRow = z.object({
   origin: z.object({ correlationId: z.string().optional(), traceparent: z.string().optional(), tracestate: z.string().optional() }).nullable().optional(),
 });
 
+/** The columns every read of an event returns (eventRow). */
+const eventColumns = sql.fragment`id, store_id, environment, type, created_at, payload, origin`;
+
 /**
  * Writes an event into the outbox, inside the caller's transaction. `dedupeKey` makes it
  * idempotent: a retried activity gets the event written the first time, with the same id.
@@ -53,17 +56,17 @@ export async function insertEvent(
     VALUES (${id}, ${e.storeId}, ${e.environment}, ${e.type}, ${e.dedupeKey}, ${sql.jsonb(payload as never)}, ${e.createdAt}, ${e.aboutEndpointId ?? null},
       ${e.origin ? sql.jsonb(e.origin as never) : null})
     ON CONFLICT (dedupe_key) DO NOTHING
-    RETURNING id, store_id, environment, type, created_at, payload, origin`);
+    RETURNING ${eventColumns}`);
   return written ? toEvent(written) : (await findEventByDedupeKey(db, e.dedupeKey))!;
 }
 
 export async function findEventByDedupeKey(db: CommonQueryMethods, dedupeKey: string): Promise<StoredEvent | null> {
-  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload, origin FROM events WHERE dedupe_key = ${dedupeKey}`);
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT ${eventColumns} FROM events WHERE dedupe_key = ${dedupeKey}`);
   return row ? toEvent(row) : null;
 }
 
 export async function findEvent(db: CommonQueryMethods, id: string): Promise<StoredEvent | null> {
-  const row = await db.maybeOne(sql.type(eventRow)`SELECT id, store_id, environment, type, created_at, payload, origin FROM events WHERE id = ${id}`);
+  const row = await db.maybeOne(sql.type(eventRow)`SELECT ${eventColumns} FROM events WHERE id = ${id}`);
   return row ? toEvent(row) : null;
 }
 
@@ -105,7 +108,7 @@ export async function claimEvent(
   const row = await db.maybeOne(sql.type(claimedRow)`
     UPDATE events SET dispatch_claimed_until = now() + make_interval(secs => ${leaseSeconds})
     WHERE id = ${id} AND (dispatched_at IS NOT NULL OR dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
-    RETURNING id, store_id, environment, type, created_at, payload, origin, dispatched_at IS NOT NULL AS dispatched`);
+    RETURNING ${eventColumns}, dispatched_at IS NOT NULL AS dispatched`);
   if (row) return { status: 'claimed', event: toEvent(row), dispatched: row.dispatched };
   return (await findEvent(db, id)) ? { status: 'taken' } : { status: 'missing' };
 }
@@ -169,7 +172,7 @@ export async function insertDirectedEvent(
 export async function findStoreEvents(db: CommonQueryMethods, scope: { storeId: string; environment: Environment }, ids: readonly string[]): Promise<StoredEvent[]> {
   if (ids.length === 0) return [];
   const rows = await db.any(sql.type(eventRow)`
-    SELECT id, store_id, environment, type, created_at, payload, origin FROM events
+    SELECT ${eventColumns} FROM events
     WHERE id = ANY(${sql.array([...ids], 'text')}) AND store_id = ${scope.storeId} AND environment = ${scope.environment}`);
   return rows.map(toEvent);
 }

@@ -179,14 +179,15 @@ export function createFanOut(deps: Deps) {
       const unsettled = pairs.filter((_, i) => outcomes[i] === 'failed' || outcomes[i] === 'not_attempted');
       const started = await inParallel(unsettled, fanOutConcurrency, (p) => under(p.event.id, () => startDelivery(deps, p.event, p.endpoint.id)));
       await markEventsDispatched(deps.pool, ids);
-      return events.map((event) => {
-        const mine = (i: number) => pairs[i]!.event === event;
-        return {
-          endpoints: endpointsOf.get(event.id)?.length ?? 0,
-          sent: ordered.filter((f, i) => mine(i) && f.sent !== undefined && outcomes[i] !== 'not_attempted').length,
-          retrying: unsettled.filter((p, i) => p.event === event && started[i]).length,
-        };
+      // Each event's figures, counted in one pass over the pairs and one over the workflows started.
+      const results = new Map(events.map((e) => [e.id, { endpoints: endpointsOf.get(e.id)?.length ?? 0, sent: 0, retrying: 0 }]));
+      pairs.forEach((p, i) => {
+        if (ordered[i]!.sent !== undefined && outcomes[i] !== 'not_attempted') results.get(p.event.id)!.sent++;
       });
+      unsettled.forEach((p, i) => {
+        if (started[i]) results.get(p.event.id)!.retrying++;
+      });
+      return events.map((e) => results.get(e.id)!);
     } finally {
       if (beat) clearInterval(beat);
       clearInterval(renew);
