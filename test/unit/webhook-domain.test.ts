@@ -132,6 +132,16 @@ describe('webhook settings', () => {
     expect(c.webhooks).toEqual({ retryScale: 0.00002, dnsServers: ['127.0.0.1:5353', '1.1.1.1'], testAllowedNetworks: [], relay: { enabled: true, pollMs: 100 } });
   });
 
+  it('reads WEBHOOK_RELAY and WEBHOOK_RELAY_POLL_MS at both ends of the pause allowed', () => {
+    expect(loadConfig({ ...cluster, WEBHOOK_RELAY: 'off', WEBHOOK_RELAY_POLL_MS: '10' }).webhooks.relay).toEqual({ enabled: false, pollMs: 10 });
+    expect(loadConfig({ ...cluster, WEBHOOK_RELAY_POLL_MS: '60000' }).webhooks.relay).toEqual({ enabled: true, pollMs: 60_000 });
+  });
+
+  it.each([['WEBHOOK_RELAY_POLL_MS', '9'], ['WEBHOOK_RELAY_POLL_MS', '60001'], ['WEBHOOK_RELAY_POLL_MS', '100.5'], ['WEBHOOK_RELAY_POLL_MS', 'soon'], ['WEBHOOK_RELAY', 'yes']])(
+    'refuses %s=%s', (name, value) => {
+      expect(() => loadConfig({ ...cluster, [name]: value })).toThrow(name);
+    });
+
   it.each(['0', '-1', '2', 'fast'])('refuses WEBHOOK_RETRY_SCALE=%s', (value) => {
     expect(() => loadConfig({ WEBHOOK_RETRY_SCALE: value })).toThrow(ConfigError);
   });
