@@ -91,8 +91,9 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT unset', () => {
     // (the outbox relay sends it, outside any activity, with the correlation id of the activity that wrote the event).
     const described = await stack.temporal.workflow.getHandle(paymentLinkWorkflowId(created.body.id)).describe();
     expect(await described.memo).toMatchObject({ correlationId, status: 'CONFIRMED' });
-    const attempt = workerLogs.find((l) => l.message === 'webhook attempt' && l.meta?.eventId === JSON.parse(webhook.body).id);
-    expect(attempt?.meta).toMatchObject({ correlationId });
+    // The relay logs the attempt once the attempt's log row is written, a moment after the receiver has it.
+    const attempt = await eventually(async () => workerLogs.find((l) => l.message === 'webhook attempt' && l.meta?.eventId === JSON.parse(webhook.body).id), 'the webhook attempt\'s log line');
+    expect(attempt.meta).toMatchObject({ correlationId });
   });
 });
 
