@@ -1,6 +1,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
+import { BoundedCache } from '../../domain/bounded-cache.js';
 import { AppError } from '../../domain/errors.js';
 
 /**
@@ -158,19 +159,17 @@ function limitWithHook(app: FastifyInstance, name: string, perMinute: number, by
  */
 function memoryCounter(max: number): (key: string) => Verdict {
   const windowMs = windowSeconds * 1000;
-  const clients = new Map<string, { current: number; startMs: number }>();
+  const clients = new BoundedCache<string, { current: number; startMs: number }>(memoryClientsPerLimit);
   return (key) => {
     const now = Date.now();
+    // Read as the most recently seen: the least recently seen client is the one forgotten.
     let entry = clients.get(key);
     if (!entry || entry.startMs + windowMs <= now) {
       entry = { current: 1, startMs: now };
+      clients.set(key, entry);
     } else {
       entry.current++;
     }
-    // Most recently seen last: the first key is the one to forget.
-    clients.delete(key);
-    clients.set(key, entry);
-    if (clients.size > memoryClientsPerLimit) clients.delete(clients.keys().next().value!);
     const ttl = windowMs - (now - entry.startMs);
     return { max, remaining: Math.max(0, max - entry.current), ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: entry.current > max };
   };

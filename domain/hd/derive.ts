@@ -1,6 +1,7 @@
 import { BIP32Factory, type BIP32Interface } from 'bip32';
 import { createHmac } from 'node:crypto';
 import * as ecc from 'tiny-secp256k1';
+import { BoundedCache } from '../bounded-cache.js';
 
 const bip32 = BIP32Factory(ecc);
 
@@ -47,20 +48,16 @@ interface BranchKey {
   readonly chainCode: Uint8Array;
 }
 
-const branchCache = new Map<string, BranchKey>();
-const cacheLimit = 2_000;
+const branchCache = new BoundedCache<string, BranchKey>(2_000);
 
 function branchKey(xpub: string, branch: Branch): BranchKey {
   const key = `${branch}:${xpub}`;
   let node = branchCache.get(key);
-  if (node) {
-    branchCache.delete(key);
-  } else {
+  if (node === undefined) {
     const parsed = publicChild(bip32.fromBase58(xpub), branch);
     node = { compressed: parsed.publicKey, uncompressed: ecc.pointCompress(parsed.publicKey, false), chainCode: parsed.chainCode };
-    if (branchCache.size >= cacheLimit) branchCache.delete(branchCache.keys().next().value!);
+    branchCache.set(key, node);
   }
-  branchCache.set(key, node);
   return node;
 }
 

@@ -1,3 +1,4 @@
+import { BoundedCache } from '../../domain/bounded-cache.js';
 import { derivePublicKey, receiveBranch, type Branch } from '../../domain/hd/derive.js';
 import type { WalletKind } from '../../domain/hd/xpub.js';
 import { evmAddress } from '../evm/address.js';
@@ -13,7 +14,7 @@ export function deriveAddress(xpub: string, kind: WalletKind, branch: Branch, in
 
 /** Receive-branch addresses this process derived lately, by family, index and key: at most this many. */
 export const receiveAddressCacheLimit = 20_000;
-const receiveAddresses = new Map<string, string>();
+const receiveAddresses = new BoundedCache<string, string>(receiveAddressCacheLimit);
 
 /**
  * The address at `<xpub>/0/<index>`, as `deriveAddress` answers it, remembered: an address is a
@@ -22,7 +23,7 @@ const receiveAddresses = new Map<string, string>();
  * index again and again (each time the user opens their deposit page), and the gap fill after a
  * new highest index derives the next indexes before they are asked for; both then skip the
  * elliptic-curve work, most of a derive's CPU. At most `receiveAddressCacheLimit` are kept
- * (about 4 MB), the oldest forgotten first. Bulk derivations (the legacy backfill, an xpub's
+ * (about 5 MB), the least recently used forgotten first. Bulk derivations (the legacy backfill, an xpub's
  * address list) call `deriveAddress` and keep nothing.
  */
 export function receiveAddress(xpub: string, kind: WalletKind, index: number): string {
@@ -30,7 +31,6 @@ export function receiveAddress(xpub: string, kind: WalletKind, index: number): s
   let address = receiveAddresses.get(key);
   if (address === undefined) {
     address = deriveAddress(xpub, kind, receiveBranch, index);
-    if (receiveAddresses.size >= receiveAddressCacheLimit) receiveAddresses.delete(receiveAddresses.keys().next().value!);
     receiveAddresses.set(key, address);
   }
   return address;

@@ -1,4 +1,5 @@
 import { checkPublishableKey, checkSecretKey, recordKeyUse, type KeyCheck, type KeyOwner } from '../../db/api-key-repo.js';
+import { BoundedCache } from '../../domain/bounded-cache.js';
 import { sha256Base64url } from '../../domain/crypto/sha256.js';
 import { AppError } from '../../domain/errors.js';
 import type { ServiceDeps } from '../deps.js';
@@ -7,7 +8,7 @@ export type { KeyOwner };
 
 /** Writing last_used_at at most this often per key and process (the repository also guards it). */
 const lastUseResolutionMs = 60_000;
-/** Keys remembered per process at most; the oldest are forgotten first. */
+/** Keys remembered per process at most; the least recently used are forgotten first. */
 const cacheCapacity = 10_000;
 
 interface Remembered {
@@ -22,7 +23,7 @@ interface Remembered {
  * presented key: the key itself is never kept. Only successes are remembered, so a refusal is
  * always read fresh, and a key revoked or rolled here is forgotten at once (forgetKeys).
  */
-const remembered = new WeakMap<object, Map<string, Remembered>>();
+const remembered = new WeakMap<object, BoundedCache<string, Remembered>>();
 /**
  * How many times `forgetKeys` ran, per pool. A check that read the database before a revoke
  * committed would otherwise store its stale success after the cache was cleared; it stores its
@@ -30,9 +31,9 @@ const remembered = new WeakMap<object, Map<string, Remembered>>();
  */
 const generations = new WeakMap<object, number>();
 
-function cacheOf(pool: object): Map<string, Remembered> {
+function cacheOf(pool: object): BoundedCache<string, Remembered> {
   let cache = remembered.get(pool);
-  if (!cache) remembered.set(pool, (cache = new Map()));
+  if (!cache) remembered.set(pool, (cache = new BoundedCache(cacheCapacity)));
   return cache;
 }
 
@@ -94,7 +95,6 @@ export async function ownerOfKey(
   // A key revoked or rolled here since the read began may be this one: answer, but do not remember.
   if (lifetimeMs > 0 && generation === (generations.get(deps.pool) ?? 0)) {
     const graceEnds = check.expiresAt ? Date.parse(check.expiresAt) : Infinity;
-    if (cache.size >= cacheCapacity) cache.delete(cache.keys().next().value!);
     cache.set(digest, { owner: check.owner, until: Math.min(now + lifetimeMs, graceEnds), useRecordedAt: now });
   }
   return check.owner;

@@ -3,6 +3,7 @@ import { usableRailRpcUrls } from '../../rails/evm/chain-ids.js';
 import { adapterOf } from '../../rails/adapters.js';
 import type { RailAdapter } from '../../rails/payment-method.js';
 import { findWalletKeys } from '../../db/store-repo.js';
+import { BoundedCache } from '../../domain/bounded-cache.js';
 import { AppError } from '../../domain/errors.js';
 import { receiveAddress } from '../../rails/chain/derive-address.js';
 import type { WalletKind } from '../../domain/hd/xpub.js';
@@ -61,14 +62,7 @@ type ReceiveKeys = { tron: string | null; evm: string | null };
  * the addresses were derived from exactly the keys registered now, and answers those keys when
  * they differ, so a stale entry costs one more derivation and statement, never a wrong address.
  */
-const knownKeys = new Map<string, ReceiveKeys>();
-const knownKeysLimit = 10_000;
-
-function remember(id: string, keys: ReceiveKeys): void {
-  knownKeys.delete(id);
-  if (knownKeys.size >= knownKeysLimit) knownKeys.delete(knownKeys.keys().next().value!);
-  knownKeys.set(id, keys);
-}
+const knownKeys = new BoundedCache<string, ReceiveKeys>(10_000);
 
 function walletAt(keys: ReceiveKeys, index: number): { result: DerivedWallet; handed: HandedOut[] } {
   const result: DerivedWallet = {
@@ -108,7 +102,7 @@ export async function deriveReceiveWallet(pool: DatabasePool, auth: StoreScope, 
     const { result, handed } = walletAt(keys, index);
     const record = await recordDeriveSoon(pool, auth.storeId, auth.environment, index, handed);
     if (record.matched) {
-      remember(id, keys);
+      knownKeys.set(id, keys);
       if (record.raised || fresh) scheduleGapFill(pool, auth.storeId, auth.environment, onGapFillError);
       return result;
     }

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { BoundedCache } from '../../domain/bounded-cache.js';
 import type { PinnedAddress } from './destination.js';
 
 /** Standard Webhooks: an endpoint has this long to answer, body included. */
@@ -40,9 +41,8 @@ export interface PostRequest {
  * longer most proxies do, so the endpoint rarely closes one just as it is reused.
  */
 export const idleConnectionMs = 4_000;
-/** Connection pools kept at most; the oldest is forgotten first (its idle connections close on their own). */
-const maxPools = 1_000;
-const pools = new Map<string, HttpAgent>();
+/** Connection pools kept at most; the least recently used is forgotten first (its idle connections close on their own). */
+const pools = new BoundedCache<string, HttpAgent>(1_000);
 
 /**
  * The kept-alive connections to exactly these checked addresses (with the protocol and port): a
@@ -54,7 +54,6 @@ function poolFor(url: URL, pinned: readonly PinnedAddress[]): HttpAgent {
   const key = `${url.protocol}//${url.port}/${pinned.map((p) => p.address).sort().join(',')}`;
   let pool = pools.get(key);
   if (!pool) {
-    if (pools.size >= maxPools) pools.delete(pools.keys().next().value!);
     const options = { keepAlive: true, timeout: idleConnectionMs, maxFreeSockets: 16, scheduling: 'lifo' as const };
     pool = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
     pools.set(key, pool);
