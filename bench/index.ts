@@ -35,6 +35,10 @@ if (['http', 'reads', 'create', 'api'].some(want)) {
 }
 if (want('match')) print('match', benchMatch());
 if (want('derive')) print('derive', benchDerive());
+if (want('caches')) {
+  const { benchCaches } = await import('./caches.js');
+  print('caches', benchCaches());
+}
 // POST /v1/wallets/derive at c=8 against the same pair derived in process (bench/derive-route.ts).
 if (want('derive-route')) {
   const { benchDeriveRoute } = await import('./derive-route.js');

@@ -119,6 +119,16 @@ export function tableRows(r: Results): Row[] {
       eventLoop: '—', verdict: verdict(d.ratio >= 0.8),
     });
   }
+  if (r.caches) {
+    for (const [key, what] of [['receiveAddresses', 'derived addresses'], ['rateLimitClients', 'rate-limit clients']] as const) {
+      const x = r.caches[key];
+      if (!x) continue;
+      rows.push({
+        measure: `a full bounded cache of ${n(x.limit)} ${what}, every call a new key (\`caches\`)`, app: `${n(x.callsPerSecond)} calls/s`,
+        baseline: `a Map in insertion order dropping its first key: ${n(x.mapCallsPerSecond)} calls/s`, ratio: ratio(x.ratio), target: '—', eventLoop: '—', verdict: '—',
+      });
+    }
+  }
   if (r.deriveRoute) {
     for (const [kind, what] of [['repeat', 'indexes handed out before'], ['fresh', 'a new highest index each'], ['cold', 'an index nothing derived before each']] as const) {
       const x = r.deriveRoute[kind];
