@@ -133,7 +133,8 @@ export async function benchReads(rounds = 3, seconds = 5) {
         const { startCpuProfile } = await import('./cpu-profile.js');
         const profiling = await startCpuProfile(100);
         ok(await load(base(app), linkPaths, { 'x-api-key': key }), 'link, profiled');
-        profile = await profiling.stop();
+        const out = process.argv.indexOf('--profile-out');
+        profile = await profiling.stop(out > 0 ? `${process.argv[out + 1]}-link.cpuprofile` : undefined);
       }
     });
     await app.close();
