@@ -6,7 +6,7 @@
  * Why not a `Map` in insertion order that drops `keys().next()` when full: V8 leaves a hole for
  * each deleted entry until it rebuilds the table, and finding the first key steps over every hole
  * before it. A full map that forgets one entry per call then pays for thousands of holes per call:
- * about 14 µs a call at 20,000 entries on these machines, against 0.4 µs here (docs/benchmarks.md,
+ * about 13 µs a call at 20,000 entries on these machines, against 0.3 µs here (docs/benchmarks.md,
  * "Bounded caches"). This keeps its own order in a linked list, so forgetting the oldest is one
  * step whatever was deleted before.
  */
