@@ -253,7 +253,8 @@ async function withCpu<T>(deliveries: number, run: () => Promise<T>) {
   const load0 = loadavg()[0]!;
   const result = await run();
   const node = process.cpuUsage(node0);
-  const profile = await profiler?.stop();
+  const profileOut = process.argv.indexOf('--profile-out');
+  const profile = await profiler?.stop(profileOut > 0 ? `${process.argv[profileOut + 1]}-${deliveries}-${Date.now()}.cpuprofile` : undefined);
   const perDelivery = (seconds: number) => Math.round(((seconds * 1000) / deliveries) * 100) / 100;
   return {
     result,

@@ -47,6 +47,13 @@ export interface AttemptDeps {
 export type Keyrings = Partial<Record<EndpointRow['environment'], Promise<Keyring>>>;
 
 /**
+ * The signing secrets decrypted under one `Keyrings` (one fan-out, or one attempt), by endpoint
+ * and stored value (services/webhooks/secrets.ts `signingSecrets`). Held weakly by that object, so
+ * they go when the fan-out ends: a decrypted secret is never kept beyond the sends it signs.
+ */
+const openedBy = new WeakMap<Keyrings, Map<string, Promise<string>>>();
+
+/**
  * Where one fan-out's endpoints point, checked once per URL and environment for all of its events
  * (a batch of the relay's sends many events to each endpoint at the same moment); each attempt of
  * a delivery workflow checks its own, on a fresh DNS answer.
@@ -93,10 +100,16 @@ export function activityContext(): Context | undefined {
 export function createAttempts(deps: AttemptDeps) {
   const { pool } = deps;
 
-  /** The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error in the worker log). */
+  /**
+   * The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error
+   * in the worker log). `keyrings` is one fan-out's (or one attempt's): what it decrypted is kept
+   * with it and dropped with it (`openedBy`).
+   */
   async function secretsFor(endpoint: EndpointRow, event: StoredEvent, at: Date, keyrings: Keyrings): Promise<string[] | PostResult> {
+    let opened = openedBy.get(keyrings);
+    if (!opened) openedBy.set(keyrings, (opened = new Map()));
     try {
-      return await signingSecrets(endpoint, at, () => (keyrings[endpoint.environment] ??= keyringFor(deps.config, endpoint.environment)));
+      return await signingSecrets(endpoint, at, () => (keyrings[endpoint.environment] ??= keyringFor(deps.config, endpoint.environment)), opened);
     } catch (err) {
       if (!(err instanceof CredentialCryptoError || err instanceof EncryptionKeyRequiredError)) throw err;
       // Loud, never a guess: nothing is signed, the delivery log shows a failed attempt, the worker log says why.

@@ -38,6 +38,8 @@ export interface DispatchResult {
 interface Pair {
   event: StoredEvent;
   endpoint: EndpointRow;
+  /** The id of the pair's first attempt (`firstDeliveryId`), computed once per fan-out. */
+  deliveryId: string;
 }
 
 /** Groups a fan-out's pairs by endpoint, in their first appearance's order. */
@@ -105,11 +107,11 @@ export function createFanOut(deps: Deps) {
    * outcome settled from the log when an earlier try of this dispatch logged it (never sent
    * again); or left to the delivery workflow.
    */
-  async function firstAttempt({ event, endpoint }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings, destinations: Destinations) {
+  async function firstAttempt({ event, endpoint, deliveryId }: Pair, logged: DeliveryRow | undefined, inline: boolean, keyrings: Keyrings, destinations: Destinations) {
     if (logged) return { settled: (await settle(logged)).outcome };
     if (!inline || !(await takeSlot(endpoint.id))) return { settled: 'not_attempted' as const };
     try {
-      return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId: firstDeliveryId(event.id, endpoint.id), trigger: 'automatic' }, keyrings, destinations) };
+      return { sent: await sendOnly(endpoint, event, { eventId: event.id, endpointId: endpoint.id, deliveryId, trigger: 'automatic' }, keyrings, destinations) };
     } catch (err) {
       // Not even sent (the keyring unreadable, say): the workflow's first attempt (same id) makes it.
       attemptLog().warn('inline webhook attempt failed; its delivery workflow takes over', {
@@ -160,15 +162,15 @@ export function createFanOut(deps: Deps) {
     try {
       const ids = events.map((e) => e.id);
       const endpointsOf = await matchingEndpointsOf(deps.pool, ids);
-      const pairs = events.flatMap((event) => (endpointsOf.get(event.id) ?? []).map((endpoint) => ({ event, endpoint })));
-      const logged = new Map((await findDeliveriesByIds(deps.pool, pairs.map((p) => firstDeliveryId(p.event.id, p.endpoint.id)))).map((d) => [d.id, d]));
+      const pairs: Pair[] = events.flatMap((event) => (endpointsOf.get(event.id) ?? []).map((endpoint) => ({ event, endpoint, deliveryId: firstDeliveryId(event.id, endpoint.id) })));
+      const logged = new Map((await findDeliveriesByIds(deps.pool, pairs.map((p) => p.deliveryId))).map((d) => [d.id, d]));
       const inTime = inlineBudget(performance.now());
       const keyrings: Keyrings = {};
       const destinations: Destinations = new Map();
       // A slow endpoint holds at most `perEndpointConcurrency` of the fan-out's requests: the others' go on.
       const firsts = new Map<Pair, Awaited<ReturnType<typeof firstAttempt>>>();
       await inParallel(byEndpoint(pairs), fanOutConcurrency, (group) => inParallel(group, perEndpointConcurrency, async (p) => {
-        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(firstDeliveryId(p.event.id, p.endpoint.id)), inline && claimsHeld && inTime(performance.now()), keyrings, destinations)));
+        firsts.set(p, await under(p.event.id, () => firstAttempt(p, logged.get(p.deliveryId), inline && claimsHeld && inTime(performance.now()), keyrings, destinations)));
       }));
       const ordered = pairs.map((p) => firsts.get(p)!);
       const sent = ordered.flatMap((f) => (f.sent ? [f.sent] : []));

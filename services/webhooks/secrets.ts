@@ -65,12 +65,21 @@ export async function openWebhookSecret(keyring: () => Promise<Keyring>, e: Endp
  * The `whsec_` secrets to sign with: the current one, plus the rolled one while its overlap
  * window lasts. They are stored encrypted and decrypted only here, right before signing (a
  * legacy plaintext row is used as it is); `keyring` is called only if something is encrypted.
+ * `opened`, when given, holds what one fan-out decrypted, by endpoint and stored value: each
+ * secret is decrypted once per fan-out instead of once per event (a cipher per attempt was 6 %
+ * of the relay's CPU). Its owner drops it when the fan-out ends; nothing outlives it.
  */
-export async function signingSecrets(e: EndpointRow, now: Date, keyring: () => Promise<Keyring>): Promise<string[]> {
+export async function signingSecrets(e: EndpointRow, now: Date, keyring: () => Promise<Keyring>, opened?: Map<string, Promise<string>>): Promise<string[]> {
   const overlap = e.previous_secret && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime();
   const stored = overlap ? [e.secret, e.previous_secret!] : [e.secret];
   const ref = { storeId: e.store_id, environment: e.environment, endpointId: e.id };
-  return Promise.all(stored.map((value) => openWebhookSecret(keyring, ref, value)));
+  return Promise.all(stored.map((value) => {
+    if (!opened) return openWebhookSecret(keyring, ref, value);
+    const id = `${e.id}\u0000${value}`;
+    let secret = opened.get(id);
+    if (secret === undefined) opened.set(id, (secret = openWebhookSecret(keyring, ref, value)));
+    return secret;
+  }));
 }
 
 /** What the delivery log says when a secret cannot be used; the details (no secret in them) go to the worker log. */
