@@ -1,4 +1,4 @@
-import { hash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Prefixed, URL-safe identifiers (`pl_…`, `inv_…`, `evt_…`). 16 random bytes in base62-like
@@ -64,6 +64,5 @@ export function isId(kind: IdKind, value: string): boolean {
  * the same thing, so a retried step finds what an earlier try of it wrote.
  */
 export function derivedId(kind: IdKind, seed: string): string {
-  // The one-shot hash: no Hash object per id (a fan-out derives one per event and endpoint).
-  return `${idPrefixes[kind]}_${tokenFrom(hash('sha256', seed, 'buffer'), 0, 24)}`;
+  return `${idPrefixes[kind]}_${tokenFrom(createHash('sha256').update(seed).digest(), 0, 24)}`;
 }
