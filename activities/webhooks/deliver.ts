@@ -44,14 +44,18 @@ export interface AttemptDeps {
  * The keyrings one fan-out reads its endpoints' secrets with, loaded once per environment for all
  * of them (the development key is a file read); each attempt of a delivery workflow loads its own.
  */
-export type Keyrings = Partial<Record<EndpointRow['environment'], Promise<Keyring>>>;
+export interface Keyrings {
+  readonly byEnvironment: Partial<Record<EndpointRow['environment'], Promise<Keyring>>>;
+  /**
+   * The signing secrets decrypted with them, by endpoint and stored value
+   * (services/webhooks/secrets.ts `signingSecrets`): each once per fan-out. They go with the
+   * fan-out: a decrypted secret is never kept beyond the sends it signs.
+   */
+  readonly openedSecrets: Map<string, Promise<string>>;
+}
 
-/**
- * The signing secrets decrypted under one `Keyrings` (one fan-out, or one attempt), by endpoint
- * and stored value (services/webhooks/secrets.ts `signingSecrets`). Held weakly by that object, so
- * they go when the fan-out ends: a decrypted secret is never kept beyond the sends it signs.
- */
-const openedBy = new WeakMap<Keyrings, Map<string, Promise<string>>>();
+/** A fan-out's (or a lone attempt's) keyrings, none read yet. */
+export const newKeyrings = (): Keyrings => ({ byEnvironment: {}, openedSecrets: new Map() });
 
 /**
  * Where one fan-out's endpoints point, checked once per URL and environment for all of its events
@@ -102,14 +106,12 @@ export function createAttempts(deps: AttemptDeps) {
 
   /**
    * The decrypted secrets; or, when they cannot be used, the failed attempt to log (and an error
-   * in the worker log). `keyrings` is one fan-out's (or one attempt's): what it decrypted is kept
-   * with it and dropped with it (`openedBy`).
+   * in the worker log). `keyrings` is one fan-out's (or one attempt's), with what it decrypted.
    */
   async function secretsFor(endpoint: EndpointRow, event: StoredEvent, at: Date, keyrings: Keyrings): Promise<string[] | PostResult> {
-    let opened = openedBy.get(keyrings);
-    if (!opened) openedBy.set(keyrings, (opened = new Map()));
+    const keyring = () => (keyrings.byEnvironment[endpoint.environment] ??= keyringFor(deps.config, endpoint.environment));
     try {
-      return await signingSecrets(endpoint, at, () => (keyrings[endpoint.environment] ??= keyringFor(deps.config, endpoint.environment)), opened);
+      return await signingSecrets(endpoint, at, keyring, keyrings.openedSecrets);
     } catch (err) {
       if (!(err instanceof CredentialCryptoError || err instanceof EncryptionKeyRequiredError)) throw err;
       // Loud, never a guess: nothing is signed, the delivery log shows a failed attempt, the worker log says why.
@@ -149,7 +151,7 @@ export function createAttempts(deps: AttemptDeps) {
   }
 
   /** Sends and logs one attempt (`keyrings` shared by the attempts of one fan-out); `endpoint_unavailable` when the endpoint (or its store) was deleted meanwhile. */
-  async function attempt(endpoint: EndpointRow, event: StoredEvent, input: DeliverAttemptInput, keyrings: Keyrings = {}): Promise<DeliverAttemptResult> {
+  async function attempt(endpoint: EndpointRow, event: StoredEvent, input: DeliverAttemptInput, keyrings: Keyrings = newKeyrings()): Promise<DeliverAttemptResult> {
     const startedAt = new Date();
     const result = await send(endpoint, event, startedAt, keyrings);
     return conclude({ input, result, startedAt }, await record(input, result, startedAt));

@@ -11,7 +11,7 @@ import { ensureWebhookSweeper } from '../../services/webhooks/endpoints.js';
 import { claimLeaseSeconds, claimRenewMs, endpointInFlightLimit, endpointSlotWaitMs, fanOutConcurrency, inlineBudget, perEndpointConcurrency } from '../../services/webhooks/fan-out.js';
 import { startDelivery as startDeliveryWorkflow, targetOf } from '../../temporal-client/index.js';
 import { underOrigin } from './origin.js';
-import { activityContext, attemptLog, createAttempts, type AttemptOutcome, type Destinations, type Keyrings, type SentAttempt } from './deliver.js';
+import { activityContext, attemptLog, createAttempts, newKeyrings, type AttemptOutcome, type Destinations, type Keyrings, type SentAttempt } from './deliver.js';
 
 /** The outbox safety net picks up events recorded this long ago (not by their business time) whose dispatch never ran. */
 export const sweepAfterSeconds = 60;
@@ -165,7 +165,7 @@ export function createFanOut(deps: Deps) {
       const pairs: Pair[] = events.flatMap((event) => (endpointsOf.get(event.id) ?? []).map((endpoint) => ({ event, endpoint, deliveryId: firstDeliveryId(event.id, endpoint.id) })));
       const logged = new Map((await findDeliveriesByIds(deps.pool, pairs.map((p) => p.deliveryId))).map((d) => [d.id, d]));
       const inTime = inlineBudget(performance.now());
-      const keyrings: Keyrings = {};
+      const keyrings = newKeyrings();
       const destinations: Destinations = new Map();
       // A slow endpoint holds at most `perEndpointConcurrency` of the fan-out's requests: the others' go on.
       const firsts = new Map<Pair, Awaited<ReturnType<typeof firstAttempt>>>();

@@ -1,6 +1,6 @@
 import { claimEvents } from '../../db/event-repo.js';
 import { claimLeaseSeconds } from '../../services/webhooks/fan-out.js';
-import { createFanOut } from './dispatch.js';
+import { createFanOut, type DispatchResult } from './dispatch.js';
 
 type Deps = Parameters<typeof createFanOut>[0];
 
@@ -29,7 +29,7 @@ export function createOutboxRelay(deps: Deps) {
         const alone = await Promise.allSettled(events.map((e) => fanOutEvents([e], false).then((r) => r[0]!)));
         const failed = alone.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
-        return alone.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof fanOutEvents>>[number]>).value);
+        return alone.map((r) => (r as PromiseFulfilledResult<DispatchResult>).value);
       }
     },
   };
